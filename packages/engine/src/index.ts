@@ -1,0 +1,1 @@
+export { CorruptionError, EngineError, type ErrorCode, ErrorCodes } from './errors.js';

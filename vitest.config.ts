@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// One configuration for every package's unit tests and the cross-package tests in test/.
+// Packages import each other by name, which resolves to their built dist/ (the test script builds first).
+export default defineConfig({
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});

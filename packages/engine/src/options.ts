@@ -1,0 +1,112 @@
+/**
+ * Engine options, with LevelDB's defaults as the guide, and their validation. `resolveOptions` returns a complete,
+ * frozen set so that the rest of the engine never deals with `undefined`.
+ */
+import { invalidArgument } from './errors.js';
+
+/** Block compression of tables. */
+export type Compression = 'none' | 'snappy' | 'zstd' | 'brotli' | 'deflate';
+
+export interface EngineOptions {
+  /** Create the directory and an empty database when none exists. Default true. */
+  createIfMissing?: boolean;
+  /** Fail with HEAPLESS_ERR_NOT_FOUND when a database already exists in the directory. Default false. */
+  errorIfExists?: boolean;
+  /** Bytes a memtable holds before it is frozen and flushed to a level-0 table. Default 4 MiB. */
+  writeBufferSize?: number;
+  /** Uncompressed size of a table's data block. Default 4096. */
+  blockSize?: number;
+  /** Keys between restart points in a block. Default 16. */
+  blockRestartInterval?: number;
+  /** Bloom filter bits per key; 0 disables filters. Default 10 (about 1% false positives). */
+  bloomBitsPerKey?: number;
+  /** A compaction starts a new output table past this size. Default 2 MiB. */
+  targetFileSize?: number;
+  /** Level 0 is compacted once it holds this many tables. Default 4. */
+  level0CompactionTrigger?: number;
+  /** Past this many level-0 tables, writes are delayed a little. Default 8. */
+  level0SlowdownTrigger?: number;
+  /** At this many level-0 tables, write promises wait until compaction catches up. Default 12. */
+  level0StopTrigger?: number;
+  /** Total bytes level 1 may hold before compaction moves data down. Default 10 MiB. */
+  maxBytesForLevelBase?: number;
+  /** Each level below 1 may hold this many times the one above. Default 10. */
+  levelSizeMultiplier?: number;
+  /** Number of levels. Default 7. */
+  numLevels?: number;
+  /** Write a write-ahead log. False trades durability of the memtable for speed (RocksDB's disableWAL). Default true. */
+  wal?: boolean;
+  /** The default of each write's `sync`. Default false. */
+  sync?: boolean;
+  /** Bytes of uncompressed blocks the block cache keeps. Default 8 MiB. */
+  blockCacheSize?: number;
+  /** Table readers kept open (each holds one fd). Default 1000. */
+  maxOpenFiles?: number;
+  /** Block compression. Default 'none'. */
+  compression?: Compression;
+  /** Check block checksums on every read, not only during compaction. Default true. */
+  verifyChecksums?: boolean;
+}
+
+export type ResolvedOptions = Readonly<Required<EngineOptions>>;
+
+const DEFAULTS: ResolvedOptions = {
+  createIfMissing: true,
+  errorIfExists: false,
+  writeBufferSize: 4 * 1024 * 1024,
+  blockSize: 4096,
+  blockRestartInterval: 16,
+  bloomBitsPerKey: 10,
+  targetFileSize: 2 * 1024 * 1024,
+  level0CompactionTrigger: 4,
+  level0SlowdownTrigger: 8,
+  level0StopTrigger: 12,
+  maxBytesForLevelBase: 10 * 1024 * 1024,
+  levelSizeMultiplier: 10,
+  numLevels: 7,
+  wal: true,
+  sync: false,
+  blockCacheSize: 8 * 1024 * 1024,
+  maxOpenFiles: 1000,
+  compression: 'none',
+  verifyChecksums: true,
+};
+
+function int(name: string, v: number, min: number, max: number): number {
+  if (!Number.isInteger(v) || v < min || v > max) {
+    throw invalidArgument(`option ${name} must be an integer in [${min}, ${max}], got ${String(v)}`);
+  }
+  return v;
+}
+
+/**
+ * Fills in defaults and checks ranges. Throws EngineError HEAPLESS_ERR_INVALID_ARGUMENT naming the bad option.
+ */
+export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
+  const o: Required<EngineOptions> = { ...DEFAULTS };
+  for (const [k, v] of Object.entries(options)) {
+    if (v === undefined) continue;
+    if (!(k in DEFAULTS)) throw invalidArgument(`unknown option ${k}`);
+    (o as Record<string, unknown>)[k] = v;
+  }
+  for (const k of ['createIfMissing', 'errorIfExists', 'wal', 'sync', 'verifyChecksums'] as const) {
+    if (typeof o[k] !== 'boolean') throw invalidArgument(`option ${k} must be a boolean`);
+  }
+  int('writeBufferSize', o.writeBufferSize, 4096, 1024 * 1024 * 1024);
+  int('blockSize', o.blockSize, 256, 4 * 1024 * 1024);
+  int('blockRestartInterval', o.blockRestartInterval, 1, 1024);
+  int('bloomBitsPerKey', o.bloomBitsPerKey, 0, 64);
+  int('targetFileSize', o.targetFileSize, 1024, 1024 * 1024 * 1024);
+  int('level0CompactionTrigger', o.level0CompactionTrigger, 1, 1000);
+  int('level0SlowdownTrigger', o.level0SlowdownTrigger, o.level0CompactionTrigger, 1000);
+  int('level0StopTrigger', o.level0StopTrigger, o.level0SlowdownTrigger, 1000);
+  int('maxBytesForLevelBase', o.maxBytesForLevelBase, 1024, 2 ** 50);
+  int('levelSizeMultiplier', o.levelSizeMultiplier, 2, 1000);
+  int('numLevels', o.numLevels, 2, 20);
+  int('blockCacheSize', o.blockCacheSize, 0, 2 ** 50);
+  int('maxOpenFiles', o.maxOpenFiles, 16, 1_000_000);
+  if (!['none', 'snappy', 'zstd', 'brotli', 'deflate'].includes(o.compression)) {
+    throw invalidArgument(`option compression must be one of none, snappy, zstd, brotli, deflate`);
+  }
+  return Object.freeze(o);
+}

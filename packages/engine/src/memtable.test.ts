@@ -1,0 +1,95 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compareInternalKeys, makeInternalKey, sequenceOf, userKeyOf, ValueKind } from './internal-key.js';
+import { LookupResult, Memtable } from './memtable.js';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function add(m: Memtable, key: string, seq: number, value?: string): void {
+  const k = enc.encode(key);
+  const v = enc.encode(value ?? '');
+  expect(m.hasRoom(k.length, v.length)).toBe(true);
+  m.add(seq, value === undefined ? ValueKind.Deletion : ValueKind.Value, k, 0, k.length, v, 0, v.length);
+}
+
+function lookup(m: Memtable, key: string, seq: number): string | null | undefined {
+  const k = enc.encode(key);
+  const r = m.get(k, 0, k.length, seq);
+  if (r === LookupResult.NotFound) return undefined;
+  if (r === LookupResult.Deleted) return null;
+  return dec.decode(m.bytes.subarray(m.valueOffset, m.valueOffset + m.valueLength));
+}
+
+describe('memtable', () => {
+  it('keeps versions newest first and answers lookups as of a sequence', () => {
+    const m = new Memtable(64 * 1024);
+    add(m, 'b', 1, 'b1');
+    add(m, 'a', 2, 'a2');
+    add(m, 'b', 3);
+    add(m, 'b', 4, 'b4');
+    add(m, '', 5, 'empty');
+    add(m, 'ab', 6, 'ab6');
+    expect(m.dump()).toEqual(['@5=empty', 'a@2=a2', 'ab@6=ab6', 'b@4=b4', 'b@3 DEL', 'b@1=b1']);
+    expect(lookup(m, 'b', 10)).toBe('b4');
+    expect(lookup(m, 'b', 3)).toBe(null);
+    expect(lookup(m, 'b', 2)).toBe('b1');
+    expect(lookup(m, 'b', 0)).toBe(undefined);
+    expect(lookup(m, 'a', 1)).toBe(undefined);
+    expect(lookup(m, 'c', 10)).toBe(undefined);
+    expect(lookup(m, '', 10)).toBe('empty');
+  });
+
+  it('iterates forward and backward, and seeks, in internal-key order (model check)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.uint8Array({ maxLength: 6 }), fc.boolean()), { maxLength: 300 }), (ops) => {
+        const m = new Memtable(256 * 1024);
+        const model: Uint8Array[] = [];
+        ops.forEach(([key, isPut], i) => {
+          const seq = i + 1;
+          m.add(seq, isPut ? ValueKind.Value : ValueKind.Deletion, key, 0, key.length, key, 0, isPut ? key.length : 0);
+          model.push(makeInternalKey(key, seq, isPut ? ValueKind.Value : ValueKind.Deletion));
+        });
+        model.sort(compareInternalKeys);
+        const it = m.iterator();
+        const fwd: Uint8Array[] = [];
+        for (it.seekToFirst(); it.valid(); it.next()) fwd.push(it.key().slice());
+        expect(fwd).toEqual(model);
+        const back: Uint8Array[] = [];
+        for (it.seekToLast(); it.valid(); it.prev()) back.push(it.key().slice());
+        expect(back).toEqual([...model].reverse());
+        for (const target of model.slice(0, 20)) {
+          it.seek(target);
+          expect(it.valid()).toBe(true);
+          expect(compareInternalKeys(it.key(), target)).toBe(0);
+          if (sequenceOf(target) > 0) {
+            it.seek(makeInternalKey(userKeyOf(target), 0, ValueKind.Deletion));
+            expect(it.valid() ? compareInternalKeys(it.key(), target) : 1).toBeGreaterThan(0);
+          }
+        }
+        it.close();
+      }),
+    );
+  });
+
+  it('can be read from its shared buffers (what a worker sees)', () => {
+    const m = new Memtable(4096);
+    add(m, 'x', 1, 'y');
+    add(m, 'w', 2, 'z');
+    const copy = Memtable.fromShared(structuredClone(m.share()));
+    expect(copy.dump()).toEqual(['w@2=z', 'x@1=y']);
+  });
+
+  it('reports when it is full and never writes past its arenas', () => {
+    const m = new Memtable(4096);
+    let n = 0;
+    while (m.hasRoom(10, 100)) {
+      add(m, `key${String(n).padStart(6, '0')}`.slice(0, 10), n + 1, 'v'.repeat(100));
+      n++;
+    }
+    expect(n).toBeGreaterThan(10);
+    expect(m.memoryUsage).toBeLessThanOrEqual(m.capacity);
+    expect(m.dump().length).toBe(n);
+    expect(m.hasRoom(0, Memtable.capacityFor(0, 0))).toBe(false);
+  });
+});

@@ -1,0 +1,369 @@
+/**
+ * The memtable: a skiplist of internal keys whose nodes live in one Uint32Array and whose keys and values live in
+ * one byte arena, both over SharedArrayBuffers. No JS object per entry: the heap holds a handful of objects however
+ * many entries there are, and a frozen memtable can be handed to a worker thread (see `share()` / `fromShared()`),
+ * which reads it in place to write a level-0 table.
+ *
+ * Layout (FORMAT.md "Memtable", in memory only):
+ *
+ *   byte arena entry = user key | trailer (8, big-endian seq << 8 | kind) | value       (the first two = internal key)
+ *   node (u32 words) = entryOffset | keyLength | valueLength | trailerHi | trailerLo | height | next[height]
+ *
+ * `next` holds word offsets of successor nodes; 0 means none (the head node sits at word 0 and is never a successor).
+ * Writers are single-threaded (the engine's event loop); the arenas are only read once the memtable is frozen, so
+ * no Atomics are needed.
+ */
+import type { InternalIterator } from './internal-iterator.js';
+import { TRAILER_SIZE, ValueKind } from './internal-key.js';
+
+const MAX_HEIGHT = 12;
+const NODE_FIXED = 6;
+// Word offsets inside a node.
+const OFF = 0;
+const KLEN = 1;
+const VLEN = 2;
+const THI = 3;
+const TLO = 4;
+const HEIGHT = 5;
+const NEXT = 6;
+
+/** What `get` found. */
+export enum LookupResult {
+  NotFound = 0,
+  Value = 1,
+  Deleted = 2,
+}
+
+/** What `share()` hands to a worker: the arenas and how much of them is used. */
+export interface SharedMemtable {
+  bytes: SharedArrayBuffer;
+  nodes: SharedArrayBuffer;
+  bytesUsed: number;
+  nodesUsed: number;
+  count: number;
+}
+
+export class Memtable {
+  readonly bytes: Uint8Array;
+  readonly nodes: Uint32Array;
+  private bytesUsed: number;
+  private nodesUsed: number;
+  /** Number of entries. */
+  count: number;
+  private maxHeight = 1;
+  private rng = 0x2545f491;
+  /** Scratch: the rightmost node before the insert point at each level. */
+  private readonly prev = new Uint32Array(MAX_HEIGHT);
+  /** Set by `get` when it returns `LookupResult.Value`: where the value sits in `bytes`. */
+  valueOffset = 0;
+  valueLength = 0;
+  /** Sequence of the entry `get` found (value or deletion). */
+  foundSequence = 0;
+
+  /**
+   * An empty memtable able to hold about `capacity` bytes of entries (keys, values and skiplist nodes). Use
+   * `hasRoom` before each `add`.
+   */
+  constructor(capacity: number, shared?: SharedMemtable) {
+    if (shared) {
+      this.bytes = new Uint8Array(shared.bytes);
+      this.nodes = new Uint32Array(shared.nodes);
+      this.bytesUsed = shared.bytesUsed;
+      this.nodesUsed = shared.nodesUsed;
+      this.count = shared.count;
+      return;
+    }
+    // Keys and values get `capacity` bytes; nodes average 6 + 4/3 words, so a quarter more covers small entries.
+    this.bytes = new Uint8Array(new SharedArrayBuffer(capacity));
+    this.nodes = new Uint32Array(new SharedArrayBuffer((Math.ceil(capacity / 2) + NODE_FIXED + MAX_HEIGHT) * 4));
+    this.nodes[HEIGHT] = MAX_HEIGHT;
+    this.bytesUsed = 0;
+    this.nodesUsed = NODE_FIXED + MAX_HEIGHT;
+    this.count = 0;
+  }
+
+  /** A read-only view of a memtable another thread shared. */
+  static fromShared(shared: SharedMemtable): Memtable {
+    return new Memtable(0, shared);
+  }
+
+  /** What a worker needs to read this memtable. Only for a frozen memtable. */
+  share(): SharedMemtable {
+    return {
+      bytes: this.bytes.buffer as SharedArrayBuffer,
+      nodes: this.nodes.buffer as SharedArrayBuffer,
+      bytesUsed: this.bytesUsed,
+      nodesUsed: this.nodesUsed,
+      count: this.count,
+    };
+  }
+
+  /** Bytes of arena in use (entries and nodes): what counts against the write buffer size. */
+  get memoryUsage(): number {
+    return this.bytesUsed + this.nodesUsed * 4;
+  }
+
+  /** Bytes the arenas reserve. */
+  get capacity(): number {
+    return this.bytes.length + this.nodes.length * 4;
+  }
+
+  /** True if an entry with these key and value lengths fits. */
+  hasRoom(keyLength: number, valueLength: number): boolean {
+    return (
+      this.bytesUsed + keyLength + TRAILER_SIZE + valueLength <= this.bytes.length &&
+      this.nodesUsed + NODE_FIXED + MAX_HEIGHT <= this.nodes.length
+    );
+  }
+
+  /** Smallest capacity for which `hasRoom(keyLength, valueLength)` holds on an empty memtable. */
+  static capacityFor(keyLength: number, valueLength: number): number {
+    return keyLength + TRAILER_SIZE + valueLength + 4 * (NODE_FIXED + MAX_HEIGHT) * 2 + 64;
+  }
+
+  private randomHeight(): number {
+    // xorshift32; a new level with probability 1/4, as in LevelDB.
+    let x = this.rng;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.rng = x;
+    let h = 1;
+    while (h < MAX_HEIGHT && (x & 3) === 0) {
+      h++;
+      x >>>= 2;
+    }
+    return h;
+  }
+
+  /** Compares node `n` with the internal key (src[ks, ks+kl), trailer thi:tlo). */
+  private compareNode(n: number, src: Uint8Array, ks: number, kl: number, thi: number, tlo: number): number {
+    const nodes = this.nodes;
+    const bytes = this.bytes;
+    const off = nodes[n + OFF]!;
+    const nl = nodes[n + KLEN]!;
+    const m = nl < kl ? nl : kl;
+    for (let i = 0; i < m; i++) {
+      const d = bytes[off + i]! - src[ks + i]!;
+      if (d !== 0) return d;
+    }
+    if (nl !== kl) return nl - kl;
+    const nhi = nodes[n + THI]!;
+    if (nhi !== thi) return nhi > thi ? -1 : 1;
+    const nlo = nodes[n + TLO]!;
+    return nlo === tlo ? 0 : nlo > tlo ? -1 : 1;
+  }
+
+  /**
+   * First node >= the internal key, or 0. When `fillPrev`, records the predecessor at every level in `prev`.
+   */
+  private findGreaterOrEqual(
+    src: Uint8Array,
+    ks: number,
+    kl: number,
+    thi: number,
+    tlo: number,
+    fillPrev: boolean,
+  ): number {
+    const nodes = this.nodes;
+    let x = 0;
+    let level = this.maxHeight - 1;
+    for (;;) {
+      const next = nodes[x + NEXT + level]!;
+      if (next !== 0 && this.compareNode(next, src, ks, kl, thi, tlo) < 0) {
+        x = next;
+      } else {
+        if (fillPrev) this.prev[level] = x;
+        if (level === 0) return next;
+        level--;
+      }
+    }
+  }
+
+  /**
+   * Adds an entry: key `src[ks, ks+kl)` with sequence `seq` and `kind`, and for a put the value `val[vs, vs+vl)`.
+   * Requires `hasRoom(kl, vl)` and a sequence above every earlier one for that key.
+   */
+  add(
+    seq: number,
+    kind: ValueKind,
+    src: Uint8Array,
+    ks: number,
+    kl: number,
+    val: Uint8Array,
+    vs: number,
+    vl: number,
+  ): void {
+    const t = seq * 256 + kind;
+    const thi = Math.floor(t / 0x1_0000_0000);
+    const tlo = t >>> 0;
+    const bytes = this.bytes;
+    const off = this.bytesUsed;
+    bytes.set(kl > 0 ? src.subarray(ks, ks + kl) : EMPTY, off);
+    const tr = off + kl;
+    bytes[tr] = thi >>> 24;
+    bytes[tr + 1] = thi >>> 16;
+    bytes[tr + 2] = thi >>> 8;
+    bytes[tr + 3] = thi;
+    bytes[tr + 4] = tlo >>> 24;
+    bytes[tr + 5] = tlo >>> 16;
+    bytes[tr + 6] = tlo >>> 8;
+    bytes[tr + 7] = tlo;
+    if (vl > 0) bytes.set(val.subarray(vs, vs + vl), tr + TRAILER_SIZE);
+    this.bytesUsed = tr + TRAILER_SIZE + vl;
+
+    this.findGreaterOrEqual(src, ks, kl, thi, tlo, true);
+    const height = this.randomHeight();
+    if (height > this.maxHeight) {
+      for (let i = this.maxHeight; i < height; i++) this.prev[i] = 0;
+      this.maxHeight = height;
+    }
+    const nodes = this.nodes;
+    const n = this.nodesUsed;
+    nodes[n + OFF] = off;
+    nodes[n + KLEN] = kl;
+    nodes[n + VLEN] = vl;
+    nodes[n + THI] = thi;
+    nodes[n + TLO] = tlo;
+    nodes[n + HEIGHT] = height;
+    for (let i = 0; i < height; i++) {
+      const p = this.prev[i]!;
+      nodes[n + NEXT + i] = nodes[p + NEXT + i]!;
+      nodes[p + NEXT + i] = n;
+    }
+    this.nodesUsed = n + NODE_FIXED + height;
+    this.count++;
+  }
+
+  /**
+   * Looks up the newest entry of user key `src[ks, ks+kl)` with sequence <= `seq`. On `LookupResult.Value`, the value
+   * is `bytes[valueOffset, valueOffset + valueLength)` (valid for the memtable's life: arenas never move).
+   */
+  get(src: Uint8Array, ks: number, kl: number, seq: number): LookupResult {
+    // Seek to (key, seq, highest kind): the first entry at or below the snapshot.
+    const t = seq * 256 + ValueKind.Value;
+    const n = this.findGreaterOrEqual(src, ks, kl, Math.floor(t / 0x1_0000_0000), t >>> 0, false);
+    if (n === 0) return LookupResult.NotFound;
+    const nodes = this.nodes;
+    if (nodes[n + KLEN] !== kl) return LookupResult.NotFound;
+    const off = nodes[n + OFF]!;
+    const bytes = this.bytes;
+    for (let i = 0; i < kl; i++) if (bytes[off + i] !== src[ks + i]) return LookupResult.NotFound;
+    this.foundSequence = Math.floor((nodes[n + THI]! * 0x1_0000_0000 + nodes[n + TLO]!) / 256);
+    if ((nodes[n + TLO]! & 0xff) === ValueKind.Deletion) return LookupResult.Deleted;
+    this.valueOffset = off + kl + TRAILER_SIZE;
+    this.valueLength = nodes[n + VLEN]!;
+    return LookupResult.Value;
+  }
+
+  /** A cursor over the entries in internal-key order. The caller closes it (nothing to free, but by contract). */
+  iterator(): MemtableIterator {
+    return new MemtableIterator(this);
+  }
+
+  /** @internal for the iterator */
+  nodeAfter(n: number): number {
+    return this.nodes[n + NEXT]!;
+  }
+
+  /** @internal Last node < the internal key `ikey`, or 0 (head). */
+  nodeBefore(ikey: Uint8Array): number {
+    const kl = ikey.length - TRAILER_SIZE;
+    const thi = readU32BE(ikey, kl);
+    const tlo = readU32BE(ikey, kl + 4);
+    const nodes = this.nodes;
+    let x = 0;
+    let level = this.maxHeight - 1;
+    for (;;) {
+      const next = nodes[x + NEXT + level]!;
+      if (next !== 0 && this.compareNode(next, ikey, 0, kl, thi, tlo) < 0) {
+        x = next;
+      } else {
+        if (level === 0) return x;
+        level--;
+      }
+    }
+  }
+
+  /** @internal First node >= the internal key `ikey`, or 0. */
+  nodeAtOrAfter(ikey: Uint8Array): number {
+    const kl = ikey.length - TRAILER_SIZE;
+    return this.findGreaterOrEqual(ikey, 0, kl, readU32BE(ikey, kl), readU32BE(ikey, kl + 4), false);
+  }
+
+  /** @internal The last node, or 0 when empty. */
+  lastNode(): number {
+    const nodes = this.nodes;
+    let x = 0;
+    for (let level = this.maxHeight - 1; level >= 0; level--) {
+      for (let next = nodes[x + NEXT + level]!; next !== 0; next = nodes[x + NEXT + level]!) x = next;
+    }
+    return x;
+  }
+
+  /** @internal The internal key of node `n`, as a view into the arena. */
+  keyOf(n: number): Uint8Array {
+    const off = this.nodes[n + OFF]!;
+    return this.bytes.subarray(off, off + this.nodes[n + KLEN]! + TRAILER_SIZE);
+  }
+
+  /** @internal The value of node `n`, as a view into the arena. */
+  valueOf(n: number): Uint8Array {
+    const off = this.nodes[n + OFF]! + this.nodes[n + KLEN]! + TRAILER_SIZE;
+    return this.bytes.subarray(off, off + this.nodes[n + VLEN]!);
+  }
+
+  /** A debug dump for tests: `key@seq=value` or `key@seq DEL`, in order (keys and values as latin1). */
+  dump(): string[] {
+    const out: string[] = [];
+    for (let n = this.nodeAfter(0); n !== 0; n = this.nodeAfter(n)) {
+      const k = this.keyOf(n);
+      const kl = k.length - TRAILER_SIZE;
+      const t = readU32BE(k, kl) * 0x1_0000_0000 + readU32BE(k, kl + 4);
+      const head = `${Buffer.from(k.subarray(0, kl)).toString('latin1')}@${Math.floor(t / 256)}`;
+      out.push(
+        t % 256 === ValueKind.Value ? `${head}=${Buffer.from(this.valueOf(n)).toString('latin1')}` : `${head} DEL`,
+      );
+    }
+    return out;
+  }
+}
+
+const EMPTY = new Uint8Array(0);
+
+function readU32BE(b: Uint8Array, at: number): number {
+  return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+}
+
+/** A positioned cursor over a memtable (see InternalIterator). Keys and values are views into the arena. */
+export class MemtableIterator implements InternalIterator {
+  private node = 0;
+  constructor(private readonly mem: Memtable) {}
+  valid(): boolean {
+    return this.node !== 0;
+  }
+  seekToFirst(): void {
+    this.node = this.mem.nodeAfter(0);
+  }
+  seekToLast(): void {
+    this.node = this.mem.lastNode();
+  }
+  seek(target: Uint8Array): void {
+    this.node = this.mem.nodeAtOrAfter(target);
+  }
+  next(): void {
+    this.node = this.mem.nodeAfter(this.node);
+  }
+  prev(): void {
+    this.node = this.mem.nodeBefore(this.mem.keyOf(this.node));
+  }
+  key(): Uint8Array {
+    return this.mem.keyOf(this.node);
+  }
+  value(): Uint8Array {
+    return this.mem.valueOf(this.node);
+  }
+  close(): void {
+    this.node = 0;
+  }
+}

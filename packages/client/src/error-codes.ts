@@ -1,0 +1,67 @@
+/**
+ * The one table of heapless error codes that can cross the wire, plus the few that only a client raises.
+ *
+ * Each code has a stable string (`code`, what programs compare), a stable number (`wire`, what a reply frame
+ * carries, see FORMAT.md) and the HTTP status the HTTP routes answer with. Numbers are grouped by who raises them:
+ * 1xx the protocol, 2xx authentication, 3xx the actor runtime, 4xx the KV actor, 5xx the server, 9xx the client
+ * itself (never sent). A number is never reused for another meaning; new codes take the next free number of
+ * their group.
+ */
+export const ERROR_CODES = {
+  /** A frame or body that is not msgpack (or JSON), or whose top level is not the documented shape. */
+  BAD_FRAME: { wire: 100, status: 400, message: 'malformed frame or body' },
+  /** One call of a frame has the wrong shape: method not a string, args not an array. */
+  BAD_REQUEST: { wire: 101, status: 400, message: 'malformed call' },
+  /** The method does not exist or is not public; the two are not told apart on purpose. */
+  UNKNOWN_METHOD: { wire: 102, status: 404, message: 'unknown method' },
+  /** A WebSocket frame larger than the server's maxFrameBytes (the server closes with 1009). */
+  FRAME_TOO_LARGE: { wire: 103, status: 413, message: 'frame too large' },
+  /** A frame with more calls than maxCallsPerFrame (the server closes with 1008). */
+  TOO_MANY_CALLS: { wire: 104, status: 400, message: 'too many calls in one frame' },
+  /** An HTTP body larger than the server's maxBodyBytes. */
+  BODY_TOO_LARGE: { wire: 105, status: 413, message: 'body too large' },
+  /** An HTTP body whose content type is neither JSON nor msgpack. */
+  UNSUPPORTED_MEDIA_TYPE: { wire: 106, status: 415, message: 'unsupported media type' },
+  /** A WebSocket text frame; the protocol is binary only (the server closes with 1003). */
+  TEXT_FRAME: { wire: 107, status: 400, message: 'text frames are not supported' },
+  /** Missing or wrong token (HTTP 401, WebSocket close 4401). */
+  UNAUTHORIZED: { wire: 200, status: 401, message: 'missing or wrong token' },
+  /** The actor's method threw an error that carries no heapless code; the message is the error's message. */
+  ACTOR_ERROR: { wire: 300, status: 500, message: 'the actor method failed' },
+  /** The arguments have the wrong number or types; raised by the actor's own checks. */
+  BAD_ARGUMENTS: { wire: 301, status: 400, message: 'wrong arguments' },
+  /** The actor's mailbox is full and its overflow policy is 'reject'. */
+  MAILBOX_FULL: { wire: 302, status: 503, message: 'actor mailbox is full' },
+  /** The actor was stopped; queued calls that were not drained get this too. */
+  ACTOR_STOPPED: { wire: 303, status: 503, message: 'actor is stopped' },
+  /** A fault in the server itself, not in the actor's method. */
+  INTERNAL: { wire: 500, status: 500, message: 'internal server error' },
+  /** The server is shutting down and takes no new calls (WebSocket close 1001). */
+  SHUTTING_DOWN: { wire: 501, status: 503, message: 'server is shutting down' },
+  /** No reply within the call's timeout; the call may still run on the server. */
+  TIMEOUT: { wire: 900, status: 504, message: 'call timed out' },
+  /** The connection dropped while the call was in flight; the call may or may not have run. */
+  CONNECTION_LOST: { wire: 901, status: 502, message: 'connection lost' },
+  /** The client was closed by its owner before the call completed. */
+  CLIENT_CLOSED: { wire: 902, status: 499, message: 'client closed' },
+  /** The first connection could not be opened (refused, bad URL, handshake failed). */
+  CONNECT_FAILED: { wire: 903, status: 502, message: 'could not connect' },
+  /** A single call's frame would exceed the frame size limit; it was never sent. */
+  CALL_TOO_LARGE: { wire: 904, status: 413, message: 'call too large for one frame' },
+} as const satisfies Record<string, { wire: number; status: number; message: string }>;
+
+/** A stable heapless error code, e.g. `'TIMEOUT'`. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+const byWire = new Map<number, ErrorCode>();
+for (const code of Object.keys(ERROR_CODES) as ErrorCode[]) byWire.set(ERROR_CODES[code].wire, code);
+
+/** The string code for a wire number; numbers this version does not know map to `INTERNAL`. */
+export function codeFromWire(wire: number): ErrorCode {
+  return byWire.get(wire) ?? 'INTERNAL';
+}
+
+/** Whether `code` is one of the codes of the table (for errors thrown by actors that carry a `code`). */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
+}

@@ -1,0 +1,12 @@
+/**
+ * The wire protocol alone (FORMAT.md), for servers: frame codec, limits, close codes, error codes. No client.
+ */
+export { CLOSE_CODES } from './close-codes.js';
+export { codeFromWire, ERROR_CODES, type ErrorCode, isErrorCode } from './error-codes.js';
+export { type CallMessage, FrameDecoder, type ReplyMessage, type ServerHello } from './frame-decoder.js';
+export { FrameEncoder } from './frame-encoder.js';
+export { HeaplessError } from './heapless-error.js';
+export * from './limits.js';
+export { MSGPACK_OPTIONS } from './msgpack-options.js';
+export type { ExposedNames, InstanceOf, MethodNames, Promisified, Remote, ReservedName } from './remote-types.js';
+export { tokenFromProtocols, tokenProtocol } from './token.js';

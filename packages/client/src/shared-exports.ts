@@ -1,0 +1,7 @@
+// What both entries (browser and Node) export besides their own `connect`.
+export type { BackoffOptions } from './backoff.js';
+export { ERROR_CODES, type ErrorCode } from './error-codes.js';
+export { HeaplessError } from './heapless-error.js';
+export { type HttpClientOptions, httpClient } from './http-client.js';
+export type { ExposedNames, InstanceOf, Promisified, Remote } from './remote-types.js';
+export type { ConnectOptions } from './rpc-client.js';

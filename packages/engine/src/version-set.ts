@@ -1,0 +1,237 @@
+/**
+ * The version set: the current Version, the versions readers still hold, and the counters that must survive a
+ * restart (next file number, last sequence, the oldest WAL still needed), all persisted in the manifest.
+ *
+ * The manifest is a log (log-format.ts) of version edits (version-edit.ts). `CURRENT` names it; it is replaced by
+ * writing a temporary file, fsyncing it, renaming it over `CURRENT` and fsyncing the directory, so that a crash
+ * leaves either the old or the new manifest named, never a torn name. Every open writes a fresh manifest holding one
+ * edit with the whole state, so manifests stay small.
+ *
+ * Ownership: the VersionSet owns the manifest's file descriptor; `close()` closes it.
+ */
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CorruptionError, EngineError, ErrorCodes } from './errors.js';
+import { CURRENT_FILE, manifestBaseName, manifestFileName, tempFileName } from './filenames.js';
+import { LogReader } from './log-reader.js';
+import { LogWriter } from './log-writer.js';
+import { Version } from './version.js';
+import { type FileMetaData, VersionEdit } from './version-edit.js';
+
+/** A manifest past this size is rewritten as one snapshot edit at the next change. */
+const MANIFEST_ROLL_SIZE = 16 * 1024 * 1024;
+
+/** fsync of a directory, so that a rename or a new file in it is durable. */
+export function syncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export class VersionSet {
+  readonly dir: string;
+  private readonly numLevels: number;
+  current: Version;
+  /** Versions still referenced (the current one included). */
+  private readonly live = new Set<Version>();
+  nextFileNumber = 2;
+  lastSequence = 0;
+  /** WAL files numbered below this hold nothing the tables do not. */
+  logNumber = 0;
+  manifestNumber = 0;
+  private manifest: LogWriter | undefined;
+  /** Called when a version stops being referenced: tables may have become deletable. */
+  onVersionReleased: () => void = () => {};
+
+  constructor(dir: string, numLevels: number) {
+    this.dir = dir;
+    this.numLevels = numLevels;
+    this.current = this.makeVersion(Array.from({ length: numLevels }, () => []));
+    this.installCurrent(this.current);
+  }
+
+  private makeVersion(files: FileMetaData[][]): Version {
+    return new Version(files, (v) => {
+      this.live.delete(v);
+      this.onVersionReleased();
+    });
+  }
+
+  private installCurrent(v: Version): void {
+    v.ref();
+    this.live.add(v);
+    const old = this.current;
+    this.current = v;
+    if (old !== v) old.unref();
+  }
+
+  /** True if `dir` holds a database (a CURRENT file). */
+  static exists(dir: string): boolean {
+    return existsSync(join(dir, CURRENT_FILE));
+  }
+
+  /**
+   * Reads CURRENT and replays the manifest it names into the current version and counters. Throws CorruptionError
+   * (bad CURRENT, a damaged edit, missing counters, a table listed twice) or EngineError IO.
+   */
+  recover(): void {
+    const currentPath = join(this.dir, CURRENT_FILE);
+    let name: string;
+    try {
+      name = readFileSync(currentPath, 'utf8');
+    } catch (err) {
+      throw new EngineError(ErrorCodes.IO, `reading ${currentPath} failed: ${(err as Error).message}`, { cause: err });
+    }
+    const m = /^MANIFEST-(\d+)\n$/.exec(name);
+    if (!m) throw new CorruptionError(currentPath, 0, 'CURRENT does not name a manifest');
+    const path = join(this.dir, name.slice(0, -1));
+    if (!existsSync(path))
+      throw new CorruptionError(currentPath, 0, `CURRENT names ${name.slice(0, -1)}, which is missing`);
+    const reader = new LogReader(path);
+    const levels: Map<number, FileMetaData>[] = Array.from({ length: this.numLevels }, () => new Map());
+    let logNumber: number | undefined;
+    let nextFile: number | undefined;
+    let lastSeq: number | undefined;
+    for (let rec = reader.readRecord(); rec; rec = reader.readRecord()) {
+      const at = reader.recordOffset;
+      const edit = VersionEdit.decode(rec, path, at);
+      if (edit.logNumber !== undefined) logNumber = edit.logNumber;
+      if (edit.nextFileNumber !== undefined) nextFile = edit.nextFileNumber;
+      if (edit.lastSequence !== undefined) lastSeq = edit.lastSequence;
+      for (const [level, number] of edit.deletedFiles) {
+        if (level >= this.numLevels) throw new CorruptionError(path, at, `edit names level ${level}`);
+        levels[level]!.delete(number);
+      }
+      for (const [level, f] of edit.newFiles) {
+        if (level >= this.numLevels) throw new CorruptionError(path, at, `edit names level ${level}`);
+        levels[level]!.set(f.number, f);
+      }
+    }
+    if (logNumber === undefined || nextFile === undefined || lastSeq === undefined) {
+      throw new CorruptionError(
+        path,
+        reader.validLength,
+        'manifest lacks the log number, next file number or last sequence',
+      );
+    }
+    const seen = new Set<number>();
+    for (const level of levels) {
+      for (const n of level.keys()) {
+        if (seen.has(n) || n >= nextFile)
+          throw new CorruptionError(path, 0, `table ${n} listed twice or beyond the next file number`);
+        seen.add(n);
+      }
+    }
+    this.logNumber = logNumber;
+    this.nextFileNumber = nextFile;
+    this.lastSequence = lastSeq;
+    this.manifestNumber = Number(m[1]);
+    this.installCurrent(this.makeVersion(levels.map((l) => [...l.values()])));
+  }
+
+  /** A number for a new file. */
+  newFileNumber(): number {
+    return this.nextFileNumber++;
+  }
+
+  /** Makes sure future numbers are above `n` (a file found on disk). */
+  markFileNumberUsed(n: number): void {
+    if (this.nextFileNumber <= n) this.nextFileNumber = n + 1;
+  }
+
+  /**
+   * Starts a new manifest holding the whole current state and points CURRENT at it (durably). Used at open and when
+   * the manifest grows large. Throws EngineError IO.
+   */
+  writeNewManifest(): void {
+    const number = this.newFileNumber();
+    const tempNumber = this.newFileNumber();
+    const writer = new LogWriter(manifestFileName(this.dir, number));
+    try {
+      const edit = this.snapshotEdit();
+      const bytes = edit.encode();
+      writer.addRecord(bytes, 0, bytes.length);
+      writer.writePending();
+      writer.syncNow();
+      setCurrentFile(this.dir, number, tempNumber);
+    } catch (err) {
+      writer.close();
+      throw err;
+    }
+    this.manifest?.close();
+    this.manifest = writer;
+    this.manifestNumber = number;
+  }
+
+  /** An edit that recreates the current state from nothing. */
+  snapshotEdit(): VersionEdit {
+    const edit = new VersionEdit();
+    edit.logNumber = this.logNumber;
+    edit.nextFileNumber = this.nextFileNumber;
+    edit.lastSequence = this.lastSequence;
+    this.current.files.forEach((files, level) => {
+      for (const f of files) edit.addFile(level, f);
+    });
+    return edit;
+  }
+
+  /**
+   * Applies `edit` to the current version, appends it to the manifest (fdatasync'd) and makes the result current.
+   * Fills in the counters. On a failed write the current version stays as it was and the error (EngineError IO) is
+   * thrown.
+   */
+  logAndApply(edit: VersionEdit): void {
+    if (!this.manifest) throw new EngineError(ErrorCodes.CLOSED, 'the manifest is closed');
+    if (edit.logNumber === undefined) edit.logNumber = this.logNumber;
+    edit.nextFileNumber = this.nextFileNumber;
+    edit.lastSequence = this.lastSequence;
+    const next = this.apply(edit);
+    const bytes = edit.encode();
+    this.manifest.addRecord(bytes, 0, bytes.length);
+    this.manifest.writePending();
+    this.manifest.syncNow();
+    this.logNumber = edit.logNumber;
+    this.installCurrent(next);
+    if (this.manifest.size > MANIFEST_ROLL_SIZE) this.writeNewManifest();
+  }
+
+  private apply(edit: VersionEdit): Version {
+    const deleted = new Set(edit.deletedFiles.map(([level, n]) => level * 2 ** 32 + n));
+    const files = this.current.files.map((fs, level) => fs.filter((f) => !deleted.has(level * 2 ** 32 + f.number)));
+    for (const [level, f] of edit.newFiles) files[level]!.push(f);
+    return this.makeVersion(files);
+  }
+
+  /** Numbers of the tables some live version lists: the tables that must not be deleted. */
+  liveTableNumbers(): Set<number> {
+    const out = new Set<number>();
+    for (const v of this.live) for (const files of v.files) for (const f of files) out.add(f.number);
+    return out;
+  }
+
+  /** Closes the manifest. Idempotent. */
+  close(): void {
+    this.manifest?.close();
+    this.manifest = undefined;
+  }
+}
+
+/**
+ * Points CURRENT at MANIFEST-`manifestNumber`: writes `tempNumber`.dbtmp, fsyncs it, renames it over CURRENT and
+ * fsyncs the directory.
+ */
+export function setCurrentFile(dir: string, manifestNumber: number, tempNumber: number): void {
+  const tmp = tempFileName(dir, tempNumber);
+  const fd = openSync(tmp, 'w');
+  try {
+    writeFileSync(fd, `${manifestBaseName(manifestNumber)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, join(dir, CURRENT_FILE));
+  syncDirectory(dir);
+}

@@ -1,0 +1,324 @@
+import { CorruptionError } from './errors.js';
+import type { InternalIterator } from './internal-iterator.js';
+import { TRAILER_SIZE } from './internal-key.js';
+
+/**
+ * A decoded block (the contents written by BlockBuilder, after its trailer was checked and stripped) and the cursor
+ * over it. A Block is immutable once made, so one instance is shared by every reader through the block cache, and
+ * views into it (values handed to callers) stay valid for as long as the caller keeps them.
+ *
+ * Keys are compared as internal keys (user key bytewise ascending, then the 8-byte trailer descending) in place,
+ * with offsets, so that a seek allocates nothing.
+ */
+export class Block {
+  /** The block's contents: entries then the restart array. */
+  readonly data: Uint8Array;
+  /** Offset of the restart array, which is also the end of the entries. */
+  readonly restartsOffset: number;
+  readonly numRestarts: number;
+  /** File the block came from and its offset there, named by CorruptionErrors raised while decoding it. */
+  readonly file: string;
+  readonly fileOffset: number;
+
+  /** Throws CorruptionError if the restart array cannot be right. */
+  constructor(data: Uint8Array, file: string, fileOffset: number) {
+    if (data.length < 4) throw new CorruptionError(file, fileOffset, `block of ${data.length} bytes is too short`);
+    const n = readU32LE(data, data.length - 4);
+    const max = (data.length - 4) / 4;
+    if (n < 1 || n > max) {
+      throw new CorruptionError(
+        file,
+        fileOffset + data.length - 4,
+        `bad restart count ${n} in a ${data.length}-byte block`,
+      );
+    }
+    this.data = data;
+    this.numRestarts = n;
+    this.restartsOffset = data.length - 4 - n * 4;
+    this.file = file;
+    this.fileOffset = fileOffset;
+  }
+
+  /** Offset of the i-th restart point's entry. */
+  restartPoint(i: number): number {
+    return readU32LE(this.data, this.restartsOffset + i * 4);
+  }
+
+  /** Bytes this block holds in memory, as charged by the block cache. */
+  get charge(): number {
+    return this.data.byteLength;
+  }
+}
+
+// An empty block with a single restart (what BlockBuilder finishes with no entry): the state of an iterator that has
+// not been pointed at a block yet.
+const EMPTY_BLOCK_BYTES = new Uint8Array([0, 0, 0, 0, 1, 0, 0, 0]);
+
+/**
+ * InternalIterator over one Block. The current key is rebuilt in an instance-owned buffer (prefix decompression), so
+ * moving allocates nothing; `key()` and `value()` return views, valid until the next move. `value()` is a view of the
+ * immutable block and stays valid longer: as long as the caller holds it.
+ *
+ * One iterator can be re-pointed at another block with `reset(block)`, which is what the two-level table iterator
+ * and point gets do to avoid an allocation per block.
+ */
+export class BlockIterator implements InternalIterator {
+  private block: Block;
+  private data: Uint8Array;
+  private restartsOffset: number;
+  /** Offset of the current entry; == restartsOffset when not valid. */
+  private current: number;
+  /** Offset just past the current entry. */
+  private nextOffset = 0;
+  /** The restart block the current entry lies in. */
+  private restartIndex = 0;
+  private keyBuf: Uint8Array = new Uint8Array(64);
+  private keyLen = 0;
+  private valueOffset = 0;
+  private valueLen = 0;
+  // Decoded entry header, filled by decodeHeader().
+  private hShared = 0;
+  private hUnshared = 0;
+  private hValueLen = 0;
+  private hKeyOffset = 0;
+
+  constructor(block?: Block) {
+    this.block = block ?? new Block(EMPTY_BLOCK_BYTES, '(none)', 0);
+    this.data = this.block.data;
+    this.restartsOffset = this.block.restartsOffset;
+    this.current = this.restartsOffset;
+  }
+
+  /** Points the iterator at another block; it is then not valid until positioned. */
+  reset(block: Block): void {
+    this.block = block;
+    this.data = block.data;
+    this.restartsOffset = block.restartsOffset;
+    this.current = this.restartsOffset;
+    this.keyLen = 0;
+  }
+
+  valid(): boolean {
+    return this.current < this.restartsOffset;
+  }
+
+  seekToFirst(): void {
+    this.seekToRestart(0);
+    this.parseNext();
+  }
+
+  seekToLast(): void {
+    this.seekToRestart(this.block.numRestarts - 1);
+    while (this.parseNext() && this.nextOffset < this.restartsOffset) {}
+  }
+
+  seek(target: Uint8Array): void {
+    this.seekAt(target, 0, target.length);
+  }
+
+  /**
+   * Moves to the first entry whose internal key is >= the internal key `target[off..off+len)`. Allocation-free:
+   * binary search over the restart points, comparing their keys in place, then a linear scan.
+   */
+  seekAt(target: Uint8Array, off: number, len: number): void {
+    const data = this.data;
+    let left = 0;
+    let right = this.block.numRestarts - 1;
+    while (left < right) {
+      const mid = (left + right + 1) >>> 1;
+      const at = this.block.restartPoint(mid);
+      this.decodeHeader(at);
+      if (this.hShared !== 0) this.corrupt(at, 'restart entry shares a prefix');
+      if (compareInternalAt(data, this.hKeyOffset, this.hUnshared, target, off, len) < 0) left = mid;
+      else right = mid - 1;
+    }
+    this.seekToRestart(left);
+    while (this.parseNext()) {
+      if (compareInternalAt(this.keyBuf, 0, this.keyLen, target, off, len) >= 0) return;
+    }
+  }
+
+  next(): void {
+    this.parseNext();
+  }
+
+  prev(): void {
+    const original = this.current;
+    while (this.block.restartPoint(this.restartIndex) >= original) {
+      if (this.restartIndex === 0) {
+        this.current = this.restartsOffset;
+        this.restartIndex = this.block.numRestarts;
+        return;
+      }
+      this.restartIndex--;
+    }
+    this.seekToRestart(this.restartIndex);
+    while (this.parseNext() && this.nextOffset < original) {}
+  }
+
+  key(): Uint8Array {
+    return this.keyBuf.subarray(0, this.keyLen);
+  }
+
+  value(): Uint8Array {
+    return this.data.subarray(this.valueOffset, this.valueOffset + this.valueLen);
+  }
+
+  /** The current key's bytes live in `keyBuffer()[0..keyLength())`: for in-place comparisons. */
+  keyBuffer(): Uint8Array {
+    return this.keyBuf;
+  }
+
+  keyLength(): number {
+    return this.keyLen;
+  }
+
+  /** The current value lives in `block().data[valueOffset()..+valueLength())`. */
+  valueOffsetInBlock(): number {
+    return this.valueOffset;
+  }
+
+  valueLength(): number {
+    return this.valueLen;
+  }
+
+  currentBlock(): Block {
+    return this.block;
+  }
+
+  close(): void {
+    this.current = this.restartsOffset;
+  }
+
+  private seekToRestart(i: number): void {
+    this.keyLen = 0;
+    this.restartIndex = i;
+    const at = this.block.restartPoint(i);
+    if (at > this.restartsOffset) this.corrupt(this.restartsOffset + i * 4, `restart point ${at} out of range`);
+    this.nextOffset = at;
+  }
+
+  /** Decodes the entry at nextOffset into the current position. Returns false (and invalidates) at the end. */
+  private parseNext(): boolean {
+    const at = this.nextOffset;
+    if (at >= this.restartsOffset) {
+      this.current = this.restartsOffset;
+      this.restartIndex = this.block.numRestarts;
+      return false;
+    }
+    this.current = at;
+    this.decodeHeader(at);
+    const shared = this.hShared;
+    const unshared = this.hUnshared;
+    if (shared > this.keyLen) this.corrupt(at, `entry shares ${shared} bytes of a ${this.keyLen}-byte key`);
+    const keyLen = shared + unshared;
+    if (this.keyBuf.length < keyLen) {
+      const grown = new Uint8Array(Math.max(keyLen, this.keyBuf.length * 2));
+      grown.set(this.keyBuf.subarray(0, shared));
+      this.keyBuf = grown;
+    }
+    const kb = this.keyBuf;
+    const data = this.data;
+    const src = this.hKeyOffset;
+    if (unshared < 48) {
+      for (let i = 0; i < unshared; i++) kb[shared + i] = data[src + i]!;
+    } else {
+      kb.set(data.subarray(src, src + unshared), shared);
+    }
+    this.keyLen = keyLen;
+    this.valueOffset = src + unshared;
+    this.valueLen = this.hValueLen;
+    this.nextOffset = this.valueOffset + this.valueLen;
+    const rs = this.block.numRestarts;
+    while (this.restartIndex + 1 < rs && this.block.restartPoint(this.restartIndex + 1) <= at) this.restartIndex++;
+    return true;
+  }
+
+  /** Reads the three varints of the entry at `at`; checks that its key and value lie inside the entries area. */
+  private decodeHeader(at: number): void {
+    const data = this.data;
+    const limit = this.restartsOffset;
+    let p = at;
+    // Fast path: all three lengths below 128 take one byte each (the common case for small keys and values).
+    if (p + 3 <= limit && (data[p]! | data[p + 1]! | data[p + 2]!) < 0x80) {
+      this.hShared = data[p]!;
+      this.hUnshared = data[p + 1]!;
+      this.hValueLen = data[p + 2]!;
+      p += 3;
+    } else {
+      let v = 0;
+      for (let field = 0; field < 3; field++) {
+        v = 0;
+        let shift = 0;
+        for (;;) {
+          if (p >= limit || shift > 28) this.corrupt(at, 'bad varint in entry header');
+          const b = data[p++]!;
+          v += (b & 0x7f) * 2 ** shift;
+          if (b < 0x80) break;
+          shift += 7;
+        }
+        if (field === 0) this.hShared = v;
+        else if (field === 1) this.hUnshared = v;
+        else this.hValueLen = v;
+      }
+    }
+    this.hKeyOffset = p;
+    if (p + this.hUnshared + this.hValueLen > limit) this.corrupt(at, 'entry runs past the end of the block');
+  }
+
+  private corrupt(at: number, what: string): never {
+    this.current = this.restartsOffset;
+    throw new CorruptionError(this.block.file, this.block.fileOffset + at, what);
+  }
+}
+
+/**
+ * Compares the internal keys `a[aOff..aOff+aLen)` and `b[bOff..bOff+bLen)` in place: user key bytewise ascending,
+ * then the 8-byte big-endian trailer descending (newest first). Same order as `compareInternalKeys`. A key shorter
+ * than a trailer is treated as a bare user key (sorting as if its trailer were all zero bytes) rather than crashing.
+ */
+export function compareInternalAt(
+  a: Uint8Array,
+  aOff: number,
+  aLen: number,
+  b: Uint8Array,
+  bOff: number,
+  bLen: number,
+): number {
+  const au = aLen >= TRAILER_SIZE ? aLen - TRAILER_SIZE : aLen;
+  const bu = bLen >= TRAILER_SIZE ? bLen - TRAILER_SIZE : bLen;
+  const n = Math.min(au, bu);
+  for (let i = 0; i < n; i++) {
+    const d = a[aOff + i]! - b[bOff + i]!;
+    if (d !== 0) return d;
+  }
+  if (au !== bu) return au - bu;
+  if (au === aLen || bu === bLen) return 0;
+  for (let i = 0; i < TRAILER_SIZE; i++) {
+    const d = b[bOff + bu + i]! - a[aOff + au + i]!;
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** Compares byte strings `a[aOff..aOff+aLen)` and `b[bOff..bOff+bLen)` bytewise, in place. */
+export function compareBytesAt(
+  a: Uint8Array,
+  aOff: number,
+  aLen: number,
+  b: Uint8Array,
+  bOff: number,
+  bLen: number,
+): number {
+  const n = Math.min(aLen, bLen);
+  for (let i = 0; i < n; i++) {
+    const d = a[aOff + i]! - b[bOff + i]!;
+    if (d !== 0) return d;
+  }
+  return aLen - bLen;
+}
+
+/** Reads a little-endian uint32 at `buf[at..at+4)`. */
+export function readU32LE(buf: Uint8Array, at: number): number {
+  return (buf[at]! | (buf[at + 1]! << 8) | (buf[at + 2]! << 16) | (buf[at + 3]! << 24)) >>> 0;
+}

@@ -1,0 +1,589 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { inflateRawSync } from 'node:zlib';
+import { Block, BlockIterator, compareBytesAt, readU32LE } from './block.js';
+import type { BlockCache } from './block-cache.js';
+import { BloomFilter } from './bloom.js';
+import { crc32c, unmaskCrc } from './crc32c.js';
+import { CorruptionError, EngineError, ErrorCodes } from './errors.js';
+import type { InternalIterator } from './internal-iterator.js';
+import { SEEK_KIND, TRAILER_SIZE, ValueKind, writeTrailer } from './internal-key.js';
+import {
+  BLOCK_TRAILER_SIZE,
+  CompressionType,
+  FILTER_META_KEY,
+  FOOTER_SIZE,
+  PROPERTIES_META_KEY,
+  TABLE_FORMAT_VERSION,
+  TABLE_MAGIC,
+} from './table-builder.js';
+
+/**
+ * What `TableReader.get` returns for a user key that the table holds as a deletion (a tombstone). Compare with `===`.
+ */
+export const DELETED: unique symbol = Symbol('heapless.deleted');
+
+/**
+ * Result of {@link TableReader.get}:
+ * - a `Uint8Array`: the newest visible entry is a value; the array is a read-only view into an immutable decoded
+ *   block (no copy), valid for as long as the caller holds it. Do not write to it.
+ * - {@link DELETED}: the newest visible entry is a deletion; the key is deleted as of that sequence.
+ * - `undefined`: the table has no entry for the key at or below the sequence; look in older tables.
+ *
+ * A hit allocates only the value view; a miss through the bloom filter allocates nothing.
+ */
+export type GetResult = Uint8Array | typeof DELETED | undefined;
+
+/** Options of {@link TableReader.open}. */
+export interface TableReaderOptions {
+  /** Identifies the file in the block cache. Must be unique among the files sharing `cache`. */
+  fileNumber: number;
+  /** Shared cache of decoded data blocks; without one, every data block read goes to the file. */
+  cache?: BlockCache;
+  /** Check the CRC32C of every data block read. Default true. (Footer, index, filter and metaindex always are.) */
+  verifyChecksums?: boolean;
+}
+
+/** What the table's properties block records. */
+export interface TableProperties {
+  entries: number;
+  deletions: number;
+  dataBlocks: number;
+  /** Bytes of the data blocks, with their trailers. */
+  dataSize: number;
+  indexSize: number;
+  filterSize: number;
+  /** Sum of the internal keys' and of the values' lengths, before prefix compression and block compression. */
+  rawKeySize: number;
+  rawValueSize: number;
+  /** Smallest and largest internal keys; empty in an empty table. */
+  smallest: Uint8Array;
+  largest: Uint8Array;
+  minSequence: number;
+  maxSequence: number;
+  bloomBitsPerKey: number;
+  restartInterval: number;
+  compression: string;
+  /** Milliseconds since the epoch when the table was written. */
+  creationTime: number;
+}
+
+/**
+ * Reads one SSTable. `open` reads and checks the footer, index, metaindex, filter and properties and keeps them in
+ * memory; data blocks are read on demand through the shared BlockCache. All I/O is synchronous.
+ *
+ * Corruption anywhere (bad magic, checksum, handle or entry) throws CorruptionError naming the file and offset; wrong
+ * data is never returned.
+ *
+ * Lifetime: the reader owns a file descriptor until `close()`. Iterators pin the reader: `close()` while iterators are
+ * open marks it closing, and the descriptor closes when the last iterator does. `get` on a closed reader throws
+ * EngineError CLOSED. Not reentrant across threads (no reader is shared between threads).
+ */
+export class TableReader {
+  readonly path: string;
+  readonly fileNumber: number;
+  readonly fileSize: number;
+  readonly properties: TableProperties;
+  private fd: number;
+  private readonly cache: BlockCache | undefined;
+  private readonly verifyChecksums: boolean;
+  private readonly indexBlock: Block;
+  private readonly filter: BloomFilter | null;
+  /** Where the data blocks end: offsets at or past it are not data. */
+  private readonly dataEnd: number;
+  private readonly metaEnd: number;
+  // Scratch for point gets, owned by this reader.
+  private readonly getIndexIter: BlockIterator;
+  private readonly getDataIter: BlockIterator;
+  private seekKey: Uint8Array = new Uint8Array(64);
+  /** Handle decoded by decodeHandle(). */
+  private hOffset = 0;
+  private hSize = 0;
+  private pins = 0;
+  private closing = false;
+
+  private constructor(
+    path: string,
+    fd: number,
+    fileSize: number,
+    options: TableReaderOptions,
+    index: Block,
+    filter: BloomFilter | null,
+    properties: TableProperties,
+    metaEnd: number,
+  ) {
+    this.path = path;
+    this.fd = fd;
+    this.fileSize = fileSize;
+    this.fileNumber = options.fileNumber;
+    this.cache = options.cache;
+    this.verifyChecksums = options.verifyChecksums ?? true;
+    this.indexBlock = index;
+    this.filter = filter;
+    this.properties = properties;
+    this.dataEnd = properties.dataSize;
+    this.metaEnd = metaEnd;
+    this.getIndexIter = new BlockIterator(index);
+    this.getDataIter = new BlockIterator();
+  }
+
+  /**
+   * Opens the table at `path`. Throws EngineError NOT_FOUND if there is no such file, IO if it cannot be read,
+   * CorruptionError if its footer, index, metaindex, filter or properties are bad. The caller must `close()` the
+   * reader.
+   */
+  static open(path: string, options: TableReaderOptions): TableReader {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (cause) {
+      const code = (cause as NodeJS.ErrnoException).code === 'ENOENT' ? ErrorCodes.NOT_FOUND : ErrorCodes.IO;
+      throw new EngineError(code, `cannot open table ${path}`, { cause });
+    }
+    try {
+      const fileSize = fstatSync(fd).size;
+      if (fileSize < FOOTER_SIZE) {
+        throw new CorruptionError(path, 0, `file of ${fileSize} bytes is shorter than the ${FOOTER_SIZE}-byte footer`);
+      }
+      const footerAt = fileSize - FOOTER_SIZE;
+      const footer = readExactly(fd, path, footerAt, FOOTER_SIZE);
+      for (let i = 0; i < 8; i++) {
+        if (footer[32 + i] !== TABLE_MAGIC[i]) throw new CorruptionError(path, footerAt + 32, 'bad table magic number');
+      }
+      if (unmaskCrc(readU32LE(footer, 28)) !== crc32c(footer.subarray(0, 28))) {
+        throw new CorruptionError(path, footerAt, 'footer checksum mismatch');
+      }
+      const version = readU32LE(footer, 24);
+      if (version !== TABLE_FORMAT_VERSION) {
+        throw new CorruptionError(path, footerAt + 24, `unknown table format version ${version}`);
+      }
+      const metaOffset = readU32LE(footer, 0) + readU32LE(footer, 4) * 0x1_0000_0000;
+      const metaSize = readU32LE(footer, 8);
+      const indexOffset = readU32LE(footer, 12) + readU32LE(footer, 16) * 0x1_0000_0000;
+      const indexSize = readU32LE(footer, 20);
+
+      const index = new Block(readBlockContents(fd, path, indexOffset, indexSize, footerAt, true), path, indexOffset);
+      const meta = new Block(readBlockContents(fd, path, metaOffset, metaSize, footerAt, true), path, metaOffset);
+
+      let filter: BloomFilter | null = null;
+      let props: TableProperties | undefined;
+      const it = new BlockIterator(meta);
+      const pos = new Int32Array(1);
+      for (it.seekToFirst(); it.valid(); it.next()) {
+        const name = Buffer.from(it.key()).toString('latin1');
+        const v = it.value();
+        pos[0] = 0;
+        const off = getVarint64(v, pos, v.length);
+        const size = getVarint64(v, pos, v.length);
+        if (off < 0 || size < 0)
+          throw new CorruptionError(path, metaOffset, `bad block handle for ${name} in metaindex`);
+        if (name === FILTER_META_KEY) {
+          filter = new BloomFilter(readBlockContents(fd, path, off, size, footerAt, true));
+        } else if (name === PROPERTIES_META_KEY) {
+          props = parseProperties(new Block(readBlockContents(fd, path, off, size, footerAt, true), path, off));
+        }
+      }
+      if (props === undefined) throw new CorruptionError(path, metaOffset, 'metaindex has no properties block');
+      if (props.dataSize > footerAt) throw new CorruptionError(path, metaOffset, 'data size property past the footer');
+      return new TableReader(path, fd, fileSize, options, index, filter, props, footerAt);
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+  }
+
+  /**
+   * The newest entry for `userKey` whose sequence is <= `seq` (see {@link GetResult}). Checks the bloom filter first:
+   * a key the table certainly lacks costs one hash and a few bit probes. Throws CorruptionError, or EngineError
+   * CLOSED after `close()`.
+   */
+  get(userKey: Uint8Array, seq: number): GetResult {
+    if (this.fd < 0) this.throwClosed();
+    const ulen = userKey.length;
+    if (this.filter !== null && !this.filter.mayContainAt(userKey, 0, ulen)) return undefined;
+    const klen = ulen + TRAILER_SIZE;
+    if (this.seekKey.length < klen) this.seekKey = new Uint8Array(klen * 2);
+    const target = this.seekKey;
+    if (ulen < 32) for (let i = 0; i < ulen; i++) target[i] = userKey[i]!;
+    else target.set(userKey);
+    writeTrailer(target, ulen, seq, SEEK_KIND);
+
+    const index = this.getIndexIter;
+    const data = this.getDataIter;
+    index.seekAt(target, 0, klen);
+    // The first block whose separator is >= target holds the answer if any block does; the loop only moves on when
+    // the target falls between a block's last key and its separator.
+    while (index.valid()) {
+      this.decodeHandle(index);
+      const block = this.blockAt(this.hOffset, this.hSize);
+      data.reset(block);
+      data.seekAt(target, 0, klen);
+      if (data.valid()) {
+        const kb = data.keyBuffer();
+        const kl = data.keyLength();
+        if (kl - TRAILER_SIZE !== ulen || compareBytesAt(kb, 0, ulen, userKey, 0, ulen) !== 0) return undefined;
+        const kind = kb[kl - 1];
+        if (kind === ValueKind.Value) {
+          const at = data.valueOffsetInBlock();
+          return block.data.subarray(at, at + data.valueLength());
+        }
+        if (kind === ValueKind.Deletion) return DELETED;
+        throw new CorruptionError(this.path, block.fileOffset, `unknown value kind ${kind}`);
+      }
+      index.next();
+    }
+    return undefined;
+  }
+
+  /** False only if the table certainly holds no entry for `userKey` (bloom filter; true when there is none). */
+  mayContain(userKey: Uint8Array): boolean {
+    return this.filter === null || this.filter.mayContainAt(userKey, 0, userKey.length);
+  }
+
+  /** False only if the table certainly lacks the key whose {@link bloomHash} is `hash`. */
+  mayContainHash(hash: number): boolean {
+    return this.filter === null || this.filter.mayContainHash(hash);
+  }
+
+  /**
+   * A new two-level cursor over the whole table, in internal-key order, both directions. It pins this reader until
+   * its `close()`, which the caller must call.
+   */
+  iterator(): InternalIterator {
+    if (this.fd < 0 || this.closing) this.throwClosed();
+    this.pins++;
+    return new TableIterator(this);
+  }
+
+  /**
+   * Approximate byte offset in the file where entries >= `ikey` begin: the offset of the data block that would hold
+   * it, or the end of the data when `ikey` is past every key. For size estimates of key ranges.
+   */
+  approximateOffsetOf(ikey: Uint8Array): number {
+    if (this.fd < 0) this.throwClosed();
+    const index = this.getIndexIter;
+    index.seek(ikey);
+    if (!index.valid()) return this.dataEnd;
+    this.decodeHandle(index);
+    return this.hOffset;
+  }
+
+  /**
+   * Closes the file descriptor, or, while iterators are open, marks the reader closing so that the last iterator's
+   * `close()` closes it. Idempotent.
+   */
+  close(): void {
+    this.closing = true;
+    if (this.pins === 0) this.closeFd();
+  }
+
+  /** True once `close()` was called. */
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  /** Open iterators pinning this reader. */
+  get pinCount(): number {
+    return this.pins;
+  }
+
+  /** @internal Called by TableIterator.close(). */
+  unpin(): void {
+    this.pins--;
+    if (this.pins === 0 && this.closing) this.closeFd();
+  }
+
+  /** @internal A fresh cursor over the index block. */
+  indexIterator(): BlockIterator {
+    return new BlockIterator(this.indexBlock);
+  }
+
+  /** @internal Decodes the handle in the index cursor's value into hOffset/hSize and checks its range. */
+  decodeHandle(index: BlockIterator): void {
+    const block = index.currentBlock();
+    const d = block.data;
+    let p = index.valueOffsetInBlock();
+    const end = p + index.valueLength();
+    let off = 0;
+    let size = 0;
+    let mul = 1;
+    for (;;) {
+      if (p >= end || mul > 2 ** 49) this.corruptIndex(index);
+      const b = d[p++]!;
+      off += (b & 0x7f) * mul;
+      if (b < 0x80) break;
+      mul *= 128;
+    }
+    mul = 1;
+    for (;;) {
+      if (p >= end || mul > 2 ** 49) this.corruptIndex(index);
+      const b = d[p++]!;
+      size += (b & 0x7f) * mul;
+      if (b < 0x80) break;
+      mul *= 128;
+    }
+    if (off + size + BLOCK_TRAILER_SIZE > this.dataEnd) this.corruptIndex(index);
+    this.hOffset = off;
+    this.hSize = size;
+  }
+
+  /** @internal Offset decoded by the last decodeHandle(). */
+  handleOffset(): number {
+    return this.hOffset;
+  }
+
+  /** @internal Size decoded by the last decodeHandle(). */
+  handleSize(): number {
+    return this.hSize;
+  }
+
+  /** @internal The data block at (offset, size), from the cache or the file (then cached). */
+  blockAt(offset: number, size: number): Block {
+    const cache = this.cache;
+    if (cache !== undefined) {
+      const hit = cache.get(this.fileNumber, offset);
+      if (hit !== undefined) return hit;
+    }
+    if (this.fd < 0) this.throwClosed();
+    const block = new Block(
+      readBlockContents(this.fd, this.path, offset, size, this.metaEnd, this.verifyChecksums),
+      this.path,
+      offset,
+    );
+    cache?.insert(this.fileNumber, offset, block);
+    return block;
+  }
+
+  private corruptIndex(index: BlockIterator): never {
+    throw new CorruptionError(
+      this.path,
+      index.currentBlock().fileOffset + index.valueOffsetInBlock(),
+      'bad data block handle in index',
+    );
+  }
+
+  private closeFd(): void {
+    if (this.fd < 0) return;
+    const fd = this.fd;
+    this.fd = -1;
+    closeSync(fd);
+  }
+
+  private throwClosed(): never {
+    throw new EngineError(ErrorCodes.CLOSED, `table ${this.path} is closed`);
+  }
+}
+
+/**
+ * Two-level cursor: a cursor over the index block chooses the data block, a second cursor walks inside it. The data
+ * cursor is re-pointed from block to block, so iteration allocates only when a block is read from the file.
+ */
+class TableIterator implements InternalIterator {
+  private readonly reader: TableReader;
+  private readonly index: BlockIterator;
+  private readonly data: BlockIterator;
+  /** File offset of the block `data` is on, or -1 when it is on none. */
+  private dataOffset = -1;
+  private closed = false;
+
+  constructor(reader: TableReader) {
+    this.reader = reader;
+    this.index = reader.indexIterator();
+    this.data = new BlockIterator();
+  }
+
+  valid(): boolean {
+    return this.dataOffset >= 0 && this.data.valid();
+  }
+
+  seekToFirst(): void {
+    this.index.seekToFirst();
+    if (this.loadBlock()) this.data.seekToFirst();
+    this.skipForward();
+  }
+
+  seekToLast(): void {
+    this.index.seekToLast();
+    if (this.loadBlock()) this.data.seekToLast();
+    this.skipBackward();
+  }
+
+  seek(target: Uint8Array): void {
+    this.index.seek(target);
+    if (this.loadBlock()) this.data.seek(target);
+    this.skipForward();
+  }
+
+  next(): void {
+    this.data.next();
+    this.skipForward();
+  }
+
+  prev(): void {
+    this.data.prev();
+    this.skipBackward();
+  }
+
+  key(): Uint8Array {
+    return this.data.key();
+  }
+
+  value(): Uint8Array {
+    return this.data.value();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.dataOffset = -1;
+    this.reader.unpin();
+  }
+
+  /** Points `data` at the block the index cursor is on; false when the index cursor is not valid. */
+  private loadBlock(): boolean {
+    if (!this.index.valid()) {
+      this.dataOffset = -1;
+      return false;
+    }
+    if (this.closed) throw new EngineError(ErrorCodes.CLOSED, `iterator over ${this.reader.path} is closed`);
+    const reader = this.reader;
+    reader.decodeHandle(this.index);
+    const offset = reader.handleOffset();
+    if (offset !== this.dataOffset || !this.data.valid()) {
+      this.data.reset(reader.blockAt(offset, reader.handleSize()));
+      this.dataOffset = offset;
+    }
+    return true;
+  }
+
+  private skipForward(): void {
+    while (this.dataOffset >= 0 && !this.data.valid()) {
+      this.index.next();
+      if (this.loadBlock()) this.data.seekToFirst();
+    }
+  }
+
+  private skipBackward(): void {
+    while (this.dataOffset >= 0 && !this.data.valid()) {
+      this.index.prev();
+      if (this.loadBlock()) this.data.seekToLast();
+    }
+  }
+}
+
+/** Reads `length` bytes at `offset`; throws CorruptionError if the file ends first, EngineError IO on a read error. */
+function readExactly(fd: number, path: string, offset: number, length: number): Buffer {
+  const buf = Buffer.allocUnsafeSlow(length);
+  let done = 0;
+  while (done < length) {
+    let n: number;
+    try {
+      n = readSync(fd, buf, done, length - done, offset + done);
+    } catch (cause) {
+      throw new EngineError(ErrorCodes.IO, `cannot read ${path} at offset ${offset + done}`, { cause });
+    }
+    if (n === 0) throw new CorruptionError(path, offset + done, `file ends ${length - done} bytes early`);
+    done += n;
+  }
+  return buf;
+}
+
+/**
+ * Reads the block at (offset, size) plus its trailer, which must end at or before `limit`; checks the CRC when asked
+ * and decompresses. Returns the contents in a buffer of their own.
+ */
+function readBlockContents(
+  fd: number,
+  path: string,
+  offset: number,
+  size: number,
+  limit: number,
+  verify: boolean,
+): Uint8Array {
+  if (offset + size + BLOCK_TRAILER_SIZE > limit) {
+    throw new CorruptionError(path, offset, `block of ${size} bytes at ${offset} runs past ${limit}`);
+  }
+  const buf = readExactly(fd, path, offset, size + BLOCK_TRAILER_SIZE);
+  const type = buf[size]!;
+  if (verify && unmaskCrc(readU32LE(buf, size + 1)) !== crc32c(buf.subarray(0, size + 1))) {
+    throw new CorruptionError(path, offset, 'block checksum mismatch');
+  }
+  const stored = buf.subarray(0, size);
+  if (type === CompressionType.None) return stored;
+  if (type === CompressionType.Deflate) {
+    try {
+      return inflateRawSync(stored);
+    } catch {
+      throw new CorruptionError(path, offset, 'block does not inflate');
+    }
+  }
+  throw new CorruptionError(path, offset + size, `unknown compression type ${type}`);
+}
+
+/** Reads a varint of up to 2^53 at `buf[pos[0]]`; -1 if it is malformed or runs past `limit`. */
+function getVarint64(buf: Uint8Array, pos: Int32Array, limit: number): number {
+  let at = pos[0]!;
+  let v = 0;
+  let mul = 1;
+  while (at < limit && mul <= 2 ** 49) {
+    const b = buf[at++]!;
+    v += (b & 0x7f) * mul;
+    if (b < 0x80) {
+      pos[0] = at;
+      return v;
+    }
+    mul *= 128;
+  }
+  return -1;
+}
+
+function parseProperties(block: Block): TableProperties {
+  const p: TableProperties = {
+    entries: 0,
+    deletions: 0,
+    dataBlocks: 0,
+    dataSize: 0,
+    indexSize: 0,
+    filterSize: 0,
+    rawKeySize: 0,
+    rawValueSize: 0,
+    smallest: new Uint8Array(0),
+    largest: new Uint8Array(0),
+    minSequence: 0,
+    maxSequence: 0,
+    bloomBitsPerKey: 0,
+    restartInterval: 0,
+    compression: 'none',
+    creationTime: 0,
+  };
+  const numeric: Record<string, keyof TableProperties> = {
+    'bloom.bits.per.key': 'bloomBitsPerKey',
+    'creation.time': 'creationTime',
+    'data.blocks': 'dataBlocks',
+    'data.size': 'dataSize',
+    deletions: 'deletions',
+    entries: 'entries',
+    'filter.size': 'filterSize',
+    'index.size': 'indexSize',
+    'max.sequence': 'maxSequence',
+    'min.sequence': 'minSequence',
+    'raw.key.size': 'rawKeySize',
+    'raw.value.size': 'rawValueSize',
+    'restart.interval': 'restartInterval',
+  };
+  const it = new BlockIterator(block);
+  const pos = new Int32Array(1);
+  for (it.seekToFirst(); it.valid(); it.next()) {
+    const name = Buffer.from(it.key()).toString('latin1');
+    const v = it.value();
+    const field = numeric[name];
+    if (field !== undefined) {
+      pos[0] = 0;
+      const n = getVarint64(v, pos, v.length);
+      if (n < 0) throw new CorruptionError(block.file, block.fileOffset, `bad value of property ${name}`);
+      (p as unknown as Record<string, number>)[field] = n;
+    } else if (name === 'smallest') p.smallest = v.slice();
+    else if (name === 'largest') p.largest = v.slice();
+    else if (name === 'compression') p.compression = Buffer.from(v).toString('latin1');
+  }
+  return p;
+}

@@ -1,0 +1,88 @@
+/**
+ * Progress of long runs, on stderr so that stdout stays the table: a cli-progress bar when stderr is a terminal,
+ * otherwise one line when a phase starts and then at most one line per interval (CI logs, pipes).
+ */
+import cliProgress from 'cli-progress';
+
+/** Where a run is, as shown to a person. */
+export interface ProgressDisplay {
+  /** Shows that `label` has reached `done` of `total`. */
+  update(label: string, done: number, total: number): void;
+  /** Prints a line that stays (a finished run, a note) above the bar. */
+  log(line: string): void;
+  /** Removes the bar; nothing is drawn afterwards. */
+  stop(): void;
+}
+
+/** Picks the bar for a terminal and plain lines for anything else. */
+export function createProgressDisplay(stream: NodeJS.WriteStream = process.stderr): ProgressDisplay {
+  return stream.isTTY ? new BarDisplay(stream) : new LineDisplay(stream);
+}
+
+class BarDisplay implements ProgressDisplay {
+  private readonly bar: cliProgress.SingleBar;
+  private label = '';
+  private started = false;
+
+  constructor(stream: NodeJS.WriteStream) {
+    this.bar = new cliProgress.SingleBar(
+      {
+        stream,
+        format: '{label} |{bar}| {percentage}% {value}/{total} eta {eta_formatted}',
+        hideCursor: true,
+        clearOnComplete: true,
+        etaBuffer: 50,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+  }
+
+  update(label: string, done: number, total: number): void {
+    if (!this.started || label !== this.label) {
+      if (this.started) this.bar.stop();
+      this.bar.start(total, done, { label });
+      this.label = label;
+      this.started = true;
+    } else {
+      this.bar.update(done);
+    }
+  }
+
+  log(line: string): void {
+    if (this.started) {
+      this.bar.stop();
+      this.started = false;
+    }
+    process.stderr.write(`${line}\n`);
+  }
+
+  stop(): void {
+    if (this.started) this.bar.stop();
+    this.started = false;
+  }
+}
+
+/** Without a terminal: a line per new phase and then one every {@link LINE_INTERVAL_MS}. */
+const LINE_INTERVAL_MS = 10_000;
+
+class LineDisplay implements ProgressDisplay {
+  private label = '';
+  private lastLine = 0;
+
+  constructor(private readonly stream: NodeJS.WriteStream) {}
+
+  update(label: string, done: number, total: number): void {
+    const now = Date.now();
+    if (label === this.label && now - this.lastLine < LINE_INTERVAL_MS) return;
+    this.label = label;
+    this.lastLine = now;
+    const percent = total > 0 ? Math.floor((100 * done) / total) : 100;
+    this.stream.write(`${label}: ${done}/${total} (${percent}%)\n`);
+  }
+
+  log(line: string): void {
+    this.stream.write(`${line}\n`);
+  }
+
+  stop(): void {}
+}

@@ -1,0 +1,21 @@
+/**
+ * The benchmarks `pnpm bench <name>` knows. Definitions are light modules (see {@link BenchmarkDefinition}); both
+ * the parent and the child look benchmarks up here by name.
+ */
+import type { BenchmarkDefinition } from './benchmark.js';
+
+const loaders: Readonly<Record<string, () => Promise<BenchmarkDefinition>>> = {
+  'seed-leveldb': async () => (await import('../seed-leveldb/definition.js')).seedLeveldb,
+};
+
+/** Names of every benchmark, for help and error messages. */
+export function benchmarkNames(): string[] {
+  return Object.keys(loaders);
+}
+
+/** Returns the definition named `name`; throws a message listing the known names when there is none. */
+export async function loadDefinition(name: string): Promise<BenchmarkDefinition> {
+  const load = Object.hasOwn(loaders, name) ? loaders[name] : undefined;
+  if (load === undefined) throw new Error(`unknown benchmark '${name}' (known: ${benchmarkNames().join(', ')})`);
+  return load();
+}

@@ -218,7 +218,6 @@ describe('table corruption', () => {
   const props = clean.properties;
   clean.close();
   const metaStart = props.dataSize + props.filterSize + 5;
-  const versions = byUser(es);
 
   /** Copies the table with byte `at` flipped; returns the path. */
   function flipped(at: number): string {

@@ -22,12 +22,16 @@ async function main(argv: readonly string[]): Promise<number> {
     return options.help ? 0 : 2;
   }
   const definition = await loadDefinition(options.benchmark);
+  // Ctrl-C stops the running child through the signal, so its temporary data directory is still removed.
+  const interrupt = new AbortController();
+  process.once('SIGINT', () => interrupt.abort());
   const plan = {
     definition,
     systems: selectKnown('systems', options.systems, definition.systems),
     phases: selectKnown('phases', options.phases, definition.phases),
     records: options.records ?? definition.defaultRecords,
     runs: options.runs,
+    signal: interrupt.signal,
   };
 
   const results = await runPlan(plan, createProgressDisplay());

@@ -21,6 +21,8 @@ export interface RunPlan {
   readonly phases: readonly string[];
   readonly records: number;
   readonly runs: number;
+  /** Aborting kills the running child (its data directory is still removed) and rejects. */
+  readonly signal?: AbortSignal;
 }
 
 /** Everything measured: the series of every available system, and why the others are missing. */
@@ -43,31 +45,34 @@ export async function runPlan(plan: RunPlan, display: ProgressDisplay): Promise<
   const unavailable = new Map<string, string>();
   const bySeries = new Map<string, { sample: Sample; system: string; runs: (number | undefined)[] }>();
 
-  for (let run = 0; run <= plan.runs; run++) {
-    for (const system of plan.systems) {
-      if (unavailable.has(system)) continue;
-      const label = `${run === 0 ? 'warm-up' : `run ${run}/${plan.runs}`} ${system}`;
-      const started = performance.now();
-      const outcome = await runChild(plan, system, run, label, display);
-      if (outcome.status === 'unavailable') {
-        unavailable.set(system, outcome.reason ?? 'not available');
-        display.log(`${label}: not available (${outcome.reason})`);
-        continue;
-      }
-      display.log(`${label}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-      if (run === 0) continue;
-      for (const sample of outcome.samples) {
-        const key = `${system}\u0000${sample.case}\u0000${sample.metric}`;
-        let entry = bySeries.get(key);
-        if (entry === undefined) {
-          entry = { sample, system, runs: new Array<number | undefined>(plan.runs).fill(undefined) };
-          bySeries.set(key, entry);
+  try {
+    for (let run = 0; run <= plan.runs; run++) {
+      for (const system of plan.systems) {
+        if (unavailable.has(system)) continue;
+        const label = `${run === 0 ? 'warm-up' : `run ${run}/${plan.runs}`} ${system}`;
+        const started = performance.now();
+        const outcome = await runChild(plan, system, run, label, display);
+        if (outcome.status === 'unavailable') {
+          unavailable.set(system, outcome.reason ?? 'not available');
+          display.log(`${label}: not available (${outcome.reason})`);
+          continue;
         }
-        entry.runs[run - 1] = sample.value;
+        display.log(`${label}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+        if (run === 0) continue;
+        for (const sample of outcome.samples) {
+          const key = `${system}\u0000${sample.case}\u0000${sample.metric}`;
+          let entry = bySeries.get(key);
+          if (entry === undefined) {
+            entry = { sample, system, runs: new Array<number | undefined>(plan.runs).fill(undefined) };
+            bySeries.set(key, entry);
+          }
+          entry.runs[run - 1] = sample.value;
+        }
       }
     }
+  } finally {
+    display.stop();
   }
-  display.stop();
 
   const series: Series[] = [...bySeries.values()].map(({ sample, system, runs }) => ({
     system,
@@ -94,6 +99,7 @@ async function runChild(
       const child = fork(RUNNER, [], {
         execArgv: [...process.execArgv, ...(plan.definition.execArgv ?? [])],
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        ...(plan.signal === undefined ? {} : { signal: plan.signal }),
       });
       const samples: Sample[] = [];
       let ending: ChildMessage | undefined;
@@ -109,9 +115,10 @@ async function runChild(
             ending = message;
         }
       });
-      child.once('error', reject);
+      child.once('error', (error) => reject(plan.signal?.aborted ? new Error('interrupted') : error));
       child.once('exit', (code, signal) => {
-        if (ending?.kind === 'done') resolve({ samples, status: 'done' });
+        if (plan.signal?.aborted) reject(new Error('interrupted'));
+        else if (ending?.kind === 'done') resolve({ samples, status: 'done' });
         else if (ending?.kind === 'unavailable') resolve({ samples, status: 'unavailable', reason: ending.reason });
         else if (ending?.kind === 'failed') reject(new Error(`${label} failed:\n${ending.message}`));
         else reject(new Error(`${label}: the child process ended without a result (code ${code}, signal ${signal})`));

@@ -1,1 +1,25 @@
-export {};
+export { MAX_RECORD_BYTES } from './arena.js';
+export { OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
+export {
+  MAX_KEY_BYTES,
+  type MapKey,
+  OffHeapMap,
+  type OffHeapMapOptions,
+  type OffHeapMapStats,
+} from './offheap-map.js';
+export type { SharedLayout, SharedMapHandle } from './shared-handle.js';
+export {
+  type ArrayType,
+  array,
+  type FieldSpec,
+  type FieldType,
+  type FieldValue,
+  type ScalarType,
+  StructArray,
+  StructType,
+  type StructValue,
+  type StructView,
+  struct,
+  type Utf8Type,
+  utf8,
+} from './struct.js';

@@ -1,0 +1,218 @@
+import { OffHeapError, OffHeapErrorCodes } from './errors.js';
+import { SIZE_CLASS_COUNT, sizeClassFloor, sizeClassOf, sizeClassUnits } from './size-class.js';
+
+/**
+ * The arena: records (key and value bytes) in a list of SharedArrayBuffer segments, allocated by size class with a
+ * free list per class, so space freed by deletes and overwrites is reused by later records of the same class.
+ *
+ * Location (the u32 a hash slot points with):
+ *
+ *   bits 31..21  segment index (11 bits: up to 2048 segments)
+ *   bits 20..0   offset in the segment in 8-byte units (21 bits: segments up to 16 MiB)
+ *
+ * Locations 0 and 1 would name the first 16 bytes of segment 0, which are never allocated, so the index can use
+ * them as "empty" and "deleted". Segments start at 256 KiB and double up to 16 MiB so small maps stay small.
+ *
+ * Record (8-byte aligned, size rounded up to its class):
+ *
+ *   +0  u32  value length in bytes
+ *   +4  u16  key length in bytes
+ *   +6  u8   size class of the block (see size-class.ts)
+ *   +7  u8   flags: bit 0 = live (0 once freed)
+ *   +8       key bytes, then value bytes, then padding to the class size
+ *
+ * A free block keeps its class at +6, flags 0, and the location of the next free block of its class at +0.
+ * All multi-byte fields are little-endian (typed arrays on x86/ARM little-endian hosts; checked at load).
+ */
+
+export const RECORD_HEADER_BYTES = 8;
+/** Largest segment and so largest block: the 21 offset bits count 8-byte units. */
+export const MAX_SEGMENT_BYTES = 1 << 24;
+export const LOC_OFFSET_BITS = 21;
+const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
+export const MAX_SEGMENTS = 1 << (32 - LOC_OFFSET_BITS);
+/** The largest record (header + key + value) an arena can hold. */
+export const MAX_RECORD_BYTES = MAX_SEGMENT_BYTES;
+/** Index slot location meaning "never used". */
+export const LOC_EMPTY = 0;
+/** Index slot location meaning "deleted" (a tombstone: probes continue past it). */
+export const LOC_TOMBSTONE = 1;
+const FIRST_SEGMENT_BYTES = 1 << 18;
+const RESERVED_PREFIX_BYTES = 16;
+export const FLAG_LIVE = 1;
+
+if (new Uint8Array(Uint16Array.of(1).buffer)[0] !== 1) throw new Error('@heapless/offheap needs a little-endian host');
+
+export function locSegment(loc: number): number {
+  return loc >>> LOC_OFFSET_BITS;
+}
+
+export function locOffset(loc: number): number {
+  return (loc & LOC_OFFSET_MASK) * 8;
+}
+
+/** Bytes a record of this key and value length occupies before class rounding. */
+export function recordBytes(keyLength: number, valueLength: number): number {
+  return RECORD_HEADER_BYTES + keyLength + valueLength;
+}
+
+/** Called with each new segment's index right after it is added (the map publishes it to attached readers). */
+export type SegmentListener = (index: number) => void;
+
+export class Arena {
+  /** The segments' memory, in location order; shared with readers. */
+  readonly buffers: SharedArrayBuffer[] = [];
+  /** Byte, u16 and u32 views of each segment (Buffers, so msgpackr can decode strings straight from them). */
+  readonly u8: Buffer[] = [];
+  readonly u16: Uint16Array[] = [];
+  readonly u32: Uint32Array[] = [];
+  readonly dv: DataView[] = [];
+  /** Bytes of all segments. */
+  reservedBytes = 0;
+  /** Bytes of blocks holding live records (class-rounded). */
+  liveBytes = 0;
+  /** Bytes of blocks on the free lists. */
+  freeBytes = 0;
+  /** Bytes that are neither: segment tails too small for any class, and the reserved prefix. */
+  wasteBytes = 0;
+  private readonly freeHeads = new Uint32Array(SIZE_CLASS_COUNT);
+  private current = -1;
+  private used = 0;
+  private size = 0;
+  private readonly onSegment: SegmentListener | null;
+
+  constructor(onSegment: SegmentListener | null = null) {
+    this.onSegment = onSegment;
+  }
+
+  /** Bytes handed out from segments so far (live + free + waste). */
+  get usedBytes(): number {
+    return this.liveBytes + this.freeBytes + this.wasteBytes;
+  }
+
+  /**
+   * A block for a record of `bytes` bytes (header included). Writes the block's class and clears the flags; the
+   * caller writes the rest of the header. Throws VALUE_TOO_LARGE above MAX_RECORD_BYTES.
+   */
+  alloc(bytes: number): number {
+    if (bytes > MAX_RECORD_BYTES) {
+      throw new OffHeapError(
+        OffHeapErrorCodes.VALUE_TOO_LARGE,
+        `record of ${bytes} bytes exceeds the ${MAX_RECORD_BYTES}-byte arena block limit`,
+      );
+    }
+    const c = sizeClassOf((bytes + 7) >>> 3);
+    const blockBytes = sizeClassUnits(c) * 8;
+    let loc = this.freeHeads[c]!;
+    if (loc !== 0) {
+      const seg = loc >>> LOC_OFFSET_BITS;
+      const off = (loc & LOC_OFFSET_MASK) * 8;
+      this.freeHeads[c] = this.u32[seg]![off >>> 2]!;
+      this.freeBytes -= blockBytes;
+    } else {
+      if (this.used + blockBytes > this.size) this.addSegment(blockBytes);
+      loc = (this.current << LOC_OFFSET_BITS) | (this.used >>> 3);
+      this.used += blockBytes;
+    }
+    this.liveBytes += blockBytes;
+    const seg = loc >>> LOC_OFFSET_BITS;
+    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const u8 = this.u8[seg]!;
+    u8[off + 6] = c;
+    u8[off + 7] = 0;
+    return loc;
+  }
+
+  /** Returns the block at `loc` to its class's free list. */
+  free(loc: number): void {
+    const seg = loc >>> LOC_OFFSET_BITS;
+    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const u8 = this.u8[seg]!;
+    const c = u8[off + 6]!;
+    const blockBytes = sizeClassUnits(c) * 8;
+    this.liveBytes -= blockBytes;
+    this.pushFree(seg, off, c);
+  }
+
+  /** Bytes of the block at `loc` (its class size). */
+  blockBytes(loc: number): number {
+    return sizeClassUnits(this.u8[loc >>> LOC_OFFSET_BITS]![(loc & LOC_OFFSET_MASK) * 8 + 6]!) * 8;
+  }
+
+  /** One line per segment and the non-empty free lists, for tests and debugging. */
+  dump(): string {
+    const lines = [
+      `arena reserved=${this.reservedBytes} live=${this.liveBytes} free=${this.freeBytes} waste=${this.wasteBytes}`,
+    ];
+    for (let i = 0; i < this.buffers.length; i++) {
+      lines.push(
+        `  segment ${i}: ${this.buffers[i]!.byteLength} bytes${i === this.current ? `, used ${this.used}` : ''}`,
+      );
+    }
+    for (let c = 0; c < SIZE_CLASS_COUNT; c++) {
+      let n = 0;
+      for (let loc = this.freeHeads[c]!; loc !== 0; n++) {
+        loc = this.u32[loc >>> LOC_OFFSET_BITS]![((loc & LOC_OFFSET_MASK) * 8) >>> 2]!;
+      }
+      if (n > 0) lines.push(`  free class ${c} (${sizeClassUnits(c) * 8} B): ${n}`);
+    }
+    return lines.join('\n');
+  }
+
+  private pushFree(seg: number, off: number, c: number): void {
+    const u8 = this.u8[seg]!;
+    u8[off + 6] = c;
+    u8[off + 7] = 0;
+    this.u16[seg]![(off + 4) >>> 1] = 0;
+    this.u32[seg]![off >>> 2] = this.freeHeads[c]!;
+    this.freeHeads[c] = (seg << LOC_OFFSET_BITS) | (off >>> 3);
+    this.freeBytes += sizeClassUnits(c) * 8;
+  }
+
+  private addSegment(minBytes: number): void {
+    const index = this.buffers.length;
+    if (index >= MAX_SEGMENTS) {
+      throw new OffHeapError(OffHeapErrorCodes.VALUE_TOO_LARGE, `arena is full (${MAX_SEGMENTS} segments)`);
+    }
+    // Recycle the old segment's tail as free blocks of the largest classes that fit, so it is not lost.
+    if (this.current >= 0) {
+      let tail = (this.size - this.used) >>> 3;
+      while (tail > 0) {
+        const c = sizeClassFloor(tail);
+        this.pushFree(this.current, this.used, c);
+        this.used += sizeClassUnits(c) * 8;
+        tail -= sizeClassUnits(c);
+      }
+    }
+    let bytes = index === 0 ? FIRST_SEGMENT_BYTES : Math.min(MAX_SEGMENT_BYTES, this.size * 2);
+    while (bytes < minBytes + RESERVED_PREFIX_BYTES) bytes *= 2;
+    if (bytes > MAX_SEGMENT_BYTES) bytes = MAX_SEGMENT_BYTES;
+    const sab = new SharedArrayBuffer(bytes);
+    this.buffers.push(sab);
+    this.u8.push(Buffer.from(sab));
+    this.u16.push(new Uint16Array(sab));
+    this.u32.push(new Uint32Array(sab));
+    this.dv.push(new DataView(sab));
+    this.reservedBytes += bytes;
+    this.current = index;
+    this.size = bytes;
+    this.used = 0;
+    if (index === 0) {
+      this.used = RESERVED_PREFIX_BYTES;
+      this.wasteBytes += RESERVED_PREFIX_BYTES;
+    }
+    if (this.onSegment !== null) this.onSegment(index);
+    // Only segment 0, with its reserved prefix, can come out too small for a record of nearly the largest size.
+    if (this.used + minBytes > this.size) this.addSegment(minBytes);
+  }
+
+  /** Adds an existing segment (a reader mirroring the owner's arena); no allocation happens through this arena. */
+  adopt(sab: SharedArrayBuffer): void {
+    this.buffers.push(sab);
+    this.u8.push(Buffer.from(sab));
+    this.u16.push(new Uint16Array(sab));
+    this.u32.push(new Uint32Array(sab));
+    this.dv.push(new DataView(sab));
+    this.reservedBytes += sab.byteLength;
+  }
+}

@@ -1,0 +1,117 @@
+import { type Arena, LOC_EMPTY, LOC_OFFSET_BITS, LOC_TOMBSTONE, RECORD_HEADER_BYTES } from './arena.js';
+import { bytesEqual, utf8Equals } from './key-bytes.js';
+
+/**
+ * The index: an open-addressing hash table with linear probing in one SharedArrayBuffer. Capacity is a power of
+ * two. Each slot is two u32 words (8 bytes, so a 64-byte cache line holds 8 slots of a probe sequence):
+ *
+ *   word 0  hash of the key (the full 32 bits, compared before touching the arena)
+ *   word 1  location of the record in the arena (see arena.ts); 0 = empty, 1 = deleted (tombstone)
+ *
+ * Deletes leave tombstones so that a reader probing at the same time never loses a key that sat behind the deleted
+ * one; tombstones are dropped when the map rebuilds into a new table (see offheap-map.ts, "growth").
+ */
+export const SLOT_WORDS = 2;
+export const SLOT_BYTES = SLOT_WORDS * 4;
+const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
+
+export class HashTable {
+  readonly sab: SharedArrayBuffer;
+  readonly slots: Uint32Array;
+  readonly capacity: number;
+  readonly mask: number;
+  /** Slots holding a record. */
+  live = 0;
+  /** Slots holding a tombstone. */
+  tombstones = 0;
+  /** After a failed find: the slot an insert of that key should use (first tombstone on the path, or the empty). */
+  insertAt = -1;
+
+  /** A new empty table of `capacity` slots (a power of two), or a view of an existing one (`sab`, for readers). */
+  constructor(capacity: number, sab?: SharedArrayBuffer) {
+    this.capacity = capacity;
+    this.mask = capacity - 1;
+    this.sab = sab ?? new SharedArrayBuffer(capacity * SLOT_BYTES);
+    this.slots = new Uint32Array(this.sab);
+  }
+
+  /** Slot index holding the string key `key` (UTF-8 length `len`, hash `h`), or -1 and sets `insertAt`. */
+  findString(h: number, key: string, len: number, arena: Arena): number {
+    const slots = this.slots;
+    const mask = this.mask;
+    let i = h & mask;
+    let free = -1;
+    for (;;) {
+      const loc = slots[i * 2 + 1]!;
+      if (loc === LOC_EMPTY) {
+        this.insertAt = free === -1 ? i : free;
+        return -1;
+      }
+      if (loc === LOC_TOMBSTONE) {
+        if (free === -1) free = i;
+      } else if (slots[i * 2] === h) {
+        const seg = loc >>> LOC_OFFSET_BITS;
+        const off = (loc & LOC_OFFSET_MASK) * 8;
+        if (
+          arena.u16[seg]![(off + 4) >>> 1] === len &&
+          utf8Equals(key, arena.u8[seg]!, off + RECORD_HEADER_BYTES, len)
+        ) {
+          return i;
+        }
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  /** Slot index holding the key `key[off, off+len)` (hash `h`), or -1 and sets `insertAt`. */
+  findBytes(h: number, key: Uint8Array, keyOff: number, len: number, arena: Arena): number {
+    const slots = this.slots;
+    const mask = this.mask;
+    let i = h & mask;
+    let free = -1;
+    for (;;) {
+      const loc = slots[i * 2 + 1]!;
+      if (loc === LOC_EMPTY) {
+        this.insertAt = free === -1 ? i : free;
+        return -1;
+      }
+      if (loc === LOC_TOMBSTONE) {
+        if (free === -1) free = i;
+      } else if (slots[i * 2] === h) {
+        const seg = loc >>> LOC_OFFSET_BITS;
+        const off = (loc & LOC_OFFSET_MASK) * 8;
+        if (
+          arena.u16[seg]![(off + 4) >>> 1] === len &&
+          bytesEqual(key, keyOff, arena.u8[seg]!, off + RECORD_HEADER_BYTES, len)
+        ) {
+          return i;
+        }
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  /** An empty or tombstone slot for a key of hash `h` known to be absent (used when moving records between tables). */
+  freeSlotFor(h: number): number {
+    const slots = this.slots;
+    const mask = this.mask;
+    let i = h & mask;
+    while (slots[i * 2 + 1]! > LOC_TOMBSTONE) i = (i + 1) & mask;
+    return i;
+  }
+
+  /** One line per used slot, for tests and debugging. */
+  dump(): string {
+    const lines = [`table capacity=${this.capacity} live=${this.live} tombstones=${this.tombstones}`];
+    for (let i = 0; i < this.capacity; i++) {
+      const loc = this.slots[i * 2 + 1]!;
+      if (loc === LOC_EMPTY) continue;
+      lines.push(
+        loc === LOC_TOMBSTONE
+          ? `  ${i}: deleted`
+          : `  ${i}: hash=${this.slots[i * 2]!.toString(16)} seg=${loc >>> LOC_OFFSET_BITS} off=${(loc & LOC_OFFSET_MASK) * 8}`,
+      );
+    }
+    return lines.join('\n');
+  }
+}

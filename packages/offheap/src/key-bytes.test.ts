@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { bytesEqual, hashBytes, KeyHasher, utf8Equals, utf8Length, writeUtf8 } from './key-bytes.js';
+
+describe('key bytes', () => {
+  it('encodes exactly like TextEncoder, lone surrogates included', () => {
+    const enc = new TextEncoder();
+    const h = new KeyHasher();
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (s) => {
+        const want = enc.encode(s);
+        const dst = new Uint8Array(want.length + 4);
+        expect(writeUtf8(s, dst, 2)).toBe(want.length);
+        expect(Array.from(dst.subarray(2, 2 + want.length))).toEqual(Array.from(want));
+        expect(utf8Length(s)).toBe(want.length);
+        expect(h.hashString(s)).toBe(hashBytes(want, 0, want.length));
+        expect(h.byteLength).toBe(want.length);
+        expect(utf8Equals(s, dst, 2, want.length)).toBe(true);
+      }),
+    );
+  });
+
+  it('utf8Equals rejects any other key of the same length', () => {
+    const enc = new TextEncoder();
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
+        const bb = enc.encode(b);
+        if (bb.length !== utf8Length(a)) return;
+        expect(utf8Equals(a, bb, 0, bb.length)).toBe(a === b);
+      }),
+    );
+    expect(utf8Equals('ab', enc.encode('ac'), 0, 2)).toBe(false);
+    expect(utf8Equals('é', enc.encode('è'), 0, 2)).toBe(false);
+  });
+
+  it('hashes keys that differ in one byte apart', () => {
+    const h = new KeyHasher();
+    const seen = new Set<number>();
+    for (let i = 0; i < 10_000; i++) seen.add(h.hashString(`user:${i}`) & 0xffff);
+    // 10k keys in 65536 buckets: a good hash leaves few collisions (expected ~ 7%), a bad one many.
+    expect(seen.size).toBeGreaterThan(9_000);
+  });
+
+  it('compares byte ranges', () => {
+    const a = Uint8Array.of(1, 2, 3, 4);
+    expect(bytesEqual(a, 1, Uint8Array.of(2, 3), 0, 2)).toBe(true);
+    expect(bytesEqual(a, 0, Uint8Array.of(2, 3), 0, 2)).toBe(false);
+  });
+});

@@ -1,0 +1,83 @@
+import { Packr } from 'msgpackr';
+import { OffHeapError, OffHeapErrorCodes } from './errors.js';
+
+/** The record structures msgpackr shares across values: one array of field names per structure id. */
+export type Structures = string[][];
+
+/**
+ * msgpackr with record structures, one per map (or reader): values that share a shape are written as a one-byte
+ * structure id followed by their field values, which is smaller and decodes 2-3x faster than plain maps. The
+ * structure table is the map's own state — the owner persists it whenever it grows (`takeDirty`) in the same engine
+ * write as the value that introduced it, and posts it to readers, so every stored value stays decodable.
+ */
+export class MsgpackCodec {
+  readonly structures: Structures;
+  private readonly packr: Packr;
+  /** Reused options object for `unpack(buffer, { start, end })`: decoding a slice allocates no view. */
+  private readonly range = { start: 0, end: 0 };
+  private dirty = false;
+
+  /**
+   * `structures`: the table persisted with the data (empty for a new map). `onGrow` runs synchronously when a
+   * `encode` added a structure, before `encode` returns. `refresh` (readers) returns a newer table when a value
+   * names a structure id this codec does not know yet.
+   */
+  constructor(
+    structures: Structures,
+    maxSharedStructures: number,
+    onGrow: (() => void) | null,
+    refresh: (() => Structures) | null,
+  ) {
+    this.structures = structures;
+    this.packr = new Packr({
+      useRecords: true,
+      structures,
+      maxSharedStructures,
+      saveStructures: () => {
+        this.dirty = true;
+        if (onGrow !== null) onGrow();
+        return true;
+      },
+      ...(refresh === null ? {} : { getStructures: refresh }),
+    });
+  }
+
+  /** `value` serialized; the bytes are valid until the next `encode`. Throws ENCODE_FAILED. */
+  encode(value: unknown): Uint8Array {
+    try {
+      return this.packr.pack(value);
+    } catch (err) {
+      throw new OffHeapError(OffHeapErrorCodes.ENCODE_FAILED, `value cannot be serialized: ${String(err)}`, {
+        cause: err,
+      });
+    }
+  }
+
+  /** Decodes `src[start, end)`. Throws DECODE_FAILED. */
+  decode(src: Uint8Array, start: number, end: number): unknown {
+    const range = this.range;
+    range.start = start;
+    range.end = end;
+    try {
+      return this.packr.unpack(src, range);
+    } catch (err) {
+      throw new OffHeapError(OffHeapErrorCodes.DECODE_FAILED, `stored bytes are not a msgpack value: ${String(err)}`, {
+        cause: err,
+      });
+    }
+  }
+
+  /** True once if structures grew since the last call (the owner then persists `snapshot()`). */
+  takeDirty(): boolean {
+    const d = this.dirty;
+    this.dirty = false;
+    return d;
+  }
+
+  /** The structure table as plain arrays (what is persisted and posted to readers). */
+  snapshot(): Structures {
+    const out: Structures = [];
+    for (let i = 0; i < this.structures.length; i++) out.push(Array.from(this.structures[i]!));
+    return out;
+  }
+}

@@ -1,0 +1,139 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { OffHeapErrorCodes } from './errors.js';
+import { OffHeapMap } from './offheap-map.js';
+
+describe('OffHeapMap (memory-only)', () => {
+  it('behaves like a Map for get/has/set/delete/size and iteration', async () => {
+    const m = new OffHeapMap<string, unknown>();
+    expect(m.get('a')).toBeUndefined();
+    m.set('a', { id: 1, name: 'x' }).set('b', [1, 2, 3]).set('é😀', 'unicode');
+    expect(m.size).toBe(3);
+    expect(m.get('a')).toEqual({ id: 1, name: 'x' });
+    expect(m.get('é😀')).toBe('unicode');
+    expect(m.has('b')).toBe(true);
+    m.set('a', { id: 2, name: 'a much longer name than before, so the record moves to a larger block' });
+    expect(m.get('a')).toEqual({
+      id: 2,
+      name: 'a much longer name than before, so the record moves to a larger block',
+    });
+    expect(m.delete('b')).toBe(true);
+    expect(m.delete('b')).toBe(false);
+    expect(m.has('b')).toBe(false);
+    expect(new Map(m.entries())).toEqual(
+      new Map<string, unknown>([
+        ['a', { id: 2, name: 'a much longer name than before, so the record moves to a larger block' }],
+        ['é😀', 'unicode'],
+      ]),
+    );
+    expect([...m.keys()].sort()).toEqual(['a', 'é😀']);
+    await m.close();
+    expect(() => m.set('c', 1)).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.CLOSED }));
+  });
+
+  it('stores and returns raw bytes as they are', () => {
+    const m = new OffHeapMap<Uint8Array, unknown>({ keys: 'bytes' });
+    const k = Uint8Array.of(0, 255, 7);
+    m.setBytes(k, Uint8Array.of(0x92, 1, 2));
+    expect(Array.from(m.getBytes(Uint8Array.of(0, 255, 7))!)).toEqual([0x92, 1, 2]);
+    expect(m.get(k)).toEqual([1, 2]);
+    expect(m.get(Uint8Array.of(0, 255))).toBeUndefined();
+    expect(() => m.get('x' as unknown as Uint8Array)).toThrow(
+      expect.objectContaining({ code: OffHeapErrorCodes.INVALID_ARGUMENT }),
+    );
+  });
+
+  it('refuses oversized keys and values with typed errors, leaving the map unchanged', () => {
+    const m = new OffHeapMap<string, unknown>();
+    expect(() => m.set('k'.repeat(70_000), 1)).toThrow(
+      expect.objectContaining({ code: OffHeapErrorCodes.KEY_TOO_LARGE }),
+    );
+    expect(() => m.setBytes('v', new Uint8Array(1 << 24))).toThrow(
+      expect.objectContaining({ code: OffHeapErrorCodes.VALUE_TOO_LARGE }),
+    );
+    expect(() => m.set('f', Symbol('x'))).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.ENCODE_FAILED }));
+    expect(m.size).toBe(0);
+    // the largest record that fits does fit
+    m.setBytes('big', new Uint8Array((1 << 24) - 16));
+    expect(m.getBytes('big')!.length).toBe((1 << 24) - 16);
+  });
+
+  it('grows incrementally: two tables during growth, every key reachable throughout', () => {
+    const m = new OffHeapMap<string, number>();
+    let sawGrowing = false;
+    for (let i = 0; i < 20_000; i++) {
+      m.set(`key:${i}`, i);
+      if (m.stats().growing) {
+        sawGrowing = true;
+        // spot-check old and new keys while two tables are live
+        expect(m.get('key:0')).toBe(0);
+        expect(m.get(`key:${i >> 1}`)).toBe(i >> 1);
+      }
+    }
+    expect(sawGrowing).toBe(true);
+    for (let i = 0; i < 20_000; i++) expect(m.get(`key:${i}`)).toBe(i);
+    const s = m.stats();
+    expect(s.entries).toBe(20_000);
+    expect(s.loadFactor).toBeLessThanOrEqual(0.75);
+  });
+
+  it('reclaims space under update-heavy load: arena used stays within 1.5x of live bytes', () => {
+    const m = new OffHeapMap<string, unknown>();
+    const rnd = fc.sample(fc.integer({ min: 0, max: 60 }), { numRuns: 200_000, seed: 42 });
+    for (let i = 0; i < 2000; i++) m.set(`user:${i}`, { id: i, name: 'n'.repeat(rnd[i]!) });
+    for (let r = 0; r < 100_000; r++) {
+      const i = r % 2000;
+      m.set(`user:${i}`, { id: i, name: 'n'.repeat(rnd[r + 2000]!) });
+      if (r % 7 === 0) m.delete(`user:${(i * 7) % 2000}`);
+    }
+    const s = m.stats();
+    expect(s.arenaUsedBytes).toBeLessThanOrEqual(1.5 * s.liveBytes + 64 * 1024);
+    expect(s.liveBytes).toBeLessThanOrEqual(s.payloadBytes + 8 * s.entries);
+  });
+
+  it('matches a Map under random operations (model test, growth and deletes included)', () => {
+    const key = fc.oneof(
+      fc.integer({ min: 0, max: 300 }).map((i) => `k${i}`),
+      fc.string({ maxLength: 6 }),
+    );
+    const value = fc.oneof(
+      fc.integer(),
+      fc.string({ maxLength: 40 }),
+      fc.record({ id: fc.integer(), tags: fc.array(fc.string({ maxLength: 5 }), { maxLength: 4 }) }),
+    );
+    const op = fc.oneof(
+      fc.record({ t: fc.constant('set' as const), k: key, v: value }),
+      fc.record({ t: fc.constant('del' as const), k: key }),
+      fc.record({ t: fc.constant('get' as const), k: key }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 600 }), (ops) => {
+        const m = new OffHeapMap<string, unknown>();
+        const model = new Map<string, unknown>();
+        for (const o of ops) {
+          if (o.t === 'set') {
+            m.set(o.k, o.v);
+            model.set(o.k, o.v);
+          } else if (o.t === 'del') expect(m.delete(o.k)).toBe(model.delete(o.k));
+          else expect(m.get(o.k)).toEqual(model.get(o.k));
+          expect(m.size).toBe(model.size);
+        }
+        expect(new Map(m.entries())).toEqual(model);
+        const s = m.stats();
+        expect(s.liveBytes).toBeLessThanOrEqual(s.arenaUsedBytes);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('dumps its state for debugging', () => {
+    const m = new OffHeapMap<string, number>();
+    m.set('a', 1);
+    m.delete('a');
+    m.set('b', 2);
+    const d = m.dump();
+    expect(d).toMatch(/map entries=1/);
+    expect(d).toMatch(/deleted/);
+    expect(d).toMatch(/arena reserved=262144/);
+  });
+});

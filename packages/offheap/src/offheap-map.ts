@@ -1,0 +1,669 @@
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import {
+  Arena,
+  FLAG_LIVE,
+  LOC_OFFSET_BITS,
+  LOC_TOMBSTONE,
+  MAX_RECORD_BYTES,
+  RECORD_HEADER_BYTES,
+  recordBytes,
+} from './arena.js';
+import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from './errors.js';
+import { HashTable, SLOT_BYTES } from './hash-table.js';
+import { hashBytes, KeyHasher, writeUtf8 } from './key-bytes.js';
+import { MsgpackCodec, type Structures } from './msgpack-codec.js';
+import { CTRL_CLOSED, CTRL_GENERATION, CTRL_SIZE, createControl, stripeOf } from './shared-control.js';
+import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
+import { sizeClassOf } from './size-class.js';
+import {
+  type FieldSpec,
+  type StructType,
+  type StructValue,
+  type StructView,
+  type StructViewBase,
+  type ViewHost,
+  viewNotPositioned,
+} from './struct.js';
+
+const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
+/** Keys are stored with a u16 length. */
+export const MAX_KEY_BYTES = 0xffff;
+/** Grow when used slots (live + tombstones) would pass 3/4 of the table: linear probing degrades fast beyond. */
+const MAX_LOAD = 0.75;
+/** A new table starts at most 3/8 full, so it takes as many inserts to fill as the old table has slots to drain. */
+const TARGET_LOAD = 0.375;
+const MIN_CAPACITY = 16;
+/** Default msgpackr shared structures: up to 32 keeps structure ids one byte long. */
+const DEFAULT_SHARED_STRUCTURES = 32;
+
+export type MapKey = string | Uint8Array;
+
+/** Options of a memory-only map (`new OffHeapMap(options)`); `OffHeapMap.open` adds persistence options. */
+export interface OffHeapMapOptions<F extends FieldSpec = FieldSpec> {
+  /** Key kind: `'string'` (default; stored as UTF-8) or `'bytes'` (Uint8Array keys). */
+  keys?: 'string' | 'bytes';
+  /** Store values as this fixed struct layout instead of msgpack. */
+  struct?: StructType<F>;
+  /** Expected number of entries: sizes the index up front (the map grows by itself either way). */
+  capacity?: number;
+  /** msgpackr shared structures kept (default 32; above 32 structure ids take two bytes). */
+  maxSharedStructures?: number;
+}
+
+/** Memory accounting of a map; every byte figure is off the JS heap (in SharedArrayBuffers). */
+export interface OffHeapMapStats {
+  entries: number;
+  /** Bytes of index tables (two while growing). */
+  indexBytes: number;
+  indexCapacity: number;
+  /** Used slots (live and tombstones) over capacity of the table inserts go to. */
+  loadFactor: number;
+  tombstones: number;
+  /** True while the index is moving slots to a larger table. */
+  growing: boolean;
+  /** Bytes of all arena segments. */
+  arenaBytes: number;
+  /** Arena bytes handed out so far (live + garbage). */
+  arenaUsedBytes: number;
+  /** Bytes of blocks holding live records (header, key, value, class padding). */
+  liveBytes: number;
+  /** Bytes of headers, keys and values of live records, without padding. */
+  payloadBytes: number;
+  /** Bytes of freed blocks waiting for reuse, plus unusable segment tails. */
+  garbageBytes: number;
+  segments: number;
+}
+
+/** The durable side of a map, implemented over `@heapless/engine` (see persistence.ts). */
+export interface MapPersistence {
+  /** Records that `key` now maps to `value` (both copies the persistence may keep). */
+  put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void;
+  del(key: Uint8Array): void;
+  /** Resolves when every write recorded so far is durable at the map's sync level; rejects with the first failure. */
+  durable(): Promise<void>;
+  /** Resolves when every write recorded so far is fsynced. */
+  flush(): Promise<void>;
+  /** The first write failure, once there is one. */
+  readonly failure: unknown;
+  close(): Promise<void>;
+}
+
+/**
+ * A Map-like store whose keys and values live in SharedArrayBuffers, not on the JS heap.
+ *
+ * All reads and writes are synchronous and immediately visible. Values are msgpack (records with shared
+ * structures) by default, or a fixed `struct` layout read and written in place through views. A map from
+ * `OffHeapMap.open({ dir })` also writes every mutation to `@heapless/engine`; see `durable()` and `flush()`.
+ *
+ * Ownership: the creating thread owns the map and is the only writer; other threads read through `share()` /
+ * `attach()`. Call `close()` when done: it ends persistence, the worker pool and every reader's access.
+ *
+ * Iteration: deleting while iterating is safe (like Map). Inserting may grow the index; an iteration running
+ * across growth can yield a key twice or miss it, so collect keys first if you insert while iterating.
+ */
+export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldSpec = FieldSpec> implements ViewHost {
+  /** Reclaim epoch (ViewHost): changes whenever arena space is freed, so views re-check their record. */
+  epoch = 0;
+  private readonly keysAreStrings: boolean;
+  private readonly structType: StructType<F> | null;
+  private readonly codec: MsgpackCodec | null;
+  private readonly maxSharedStructures: number;
+  private readonly hasher = new KeyHasher();
+  private readonly arena: Arena;
+  private table: HashTable;
+  private old: HashTable | null = null;
+  private migrateCursor = 0;
+  private migrateBatch = 0;
+  private readonly control: Int32Array;
+  private shared = false;
+  private readonly ports: MessagePort[] = [];
+  private generation = 0;
+  private count = 0;
+  private payload = 0;
+  private closed = false;
+  private pins = 0;
+  private persistence: MapPersistence | null = null;
+  /** Set by `find`: the table the key was found in. */
+  private foundTable: HashTable;
+  /** Set by `find`: the key's hash and UTF-8 length. */
+  private keyHash = 0;
+  private keyLength = 0;
+  /** Struct maps: one record's worth of scratch, so `set` validates and encodes before touching the arena. */
+  private readonly scratch: Uint8Array;
+  private readonly scratchView: DataView;
+
+  /** A memory-only map. Throws INVALID_ARGUMENT on bad options. */
+  constructor(options: OffHeapMapOptions<F> = {}) {
+    const keys = options.keys ?? 'string';
+    if (keys !== 'string' && keys !== 'bytes') throw invalidArgument(`keys must be 'string' or 'bytes', got ${keys}`);
+    this.keysAreStrings = keys === 'string';
+    this.structType = options.struct ?? null;
+    this.maxSharedStructures = options.maxSharedStructures ?? DEFAULT_SHARED_STRUCTURES;
+    this.codec =
+      this.structType === null ? new MsgpackCodec([], this.maxSharedStructures, () => this.publish(), null) : null;
+    const size = this.structType?.size ?? 0;
+    this.scratch = new Uint8Array(size);
+    this.scratchView = new DataView(this.scratch.buffer);
+    this.control = createControl();
+    this.arena = new Arena(() => this.publish());
+    const expected = options.capacity ?? 0;
+    if (!Number.isInteger(expected) || expected < 0) throw invalidArgument(`capacity must be an integer ≥ 0`);
+    this.table = new HashTable(capacityFor(expected));
+    this.foundTable = this.table;
+  }
+
+  /** Number of entries. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** The decoded value for `key` (a new object each call), or undefined. Throws DECODE_FAILED, INVALID_ARGUMENT. */
+  get(key: K): V | undefined {
+    const slot = this.find(key);
+    if (slot < 0) return undefined;
+    const loc = this.foundTable.slots[slot * 2 + 1]!;
+    const seg = loc >>> LOC_OFFSET_BITS;
+    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const arena = this.arena;
+    const start = off + RECORD_HEADER_BYTES + arena.u16[seg]![(off + 4) >>> 1]!;
+    if (this.structType !== null) return this.structType.decodeFrom(arena.u8[seg]!, arena.dv[seg]!, start) as V;
+    return this.codec!.decode(arena.u8[seg]!, start, start + arena.u32[seg]![off >>> 2]!) as V;
+  }
+
+  /** True if `key` is present. */
+  has(key: K): boolean {
+    return this.find(key) >= 0;
+  }
+
+  /** A copy of the stored bytes of `key`'s value (msgpack or struct layout), or undefined. */
+  getBytes(key: K): Uint8Array | undefined {
+    const slot = this.find(key);
+    if (slot < 0) return undefined;
+    const loc = this.foundTable.slots[slot * 2 + 1]!;
+    const seg = loc >>> LOC_OFFSET_BITS;
+    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const start = off + RECORD_HEADER_BYTES + this.arena.u16[seg]![(off + 4) >>> 1]!;
+    return this.arena.u8[seg]!.slice(start, start + this.arena.u32[seg]![off >>> 2]!);
+  }
+
+  /**
+   * Stores `value` under `key` (msgpack-encoded, or laid out as the map's struct) and returns the map.
+   * Throws ENCODE_FAILED / FIELD_OVERFLOW (value refused, map unchanged), KEY_TOO_LARGE, VALUE_TOO_LARGE,
+   * PERSIST_FAILED (an earlier engine write failed), CLOSED.
+   */
+  set(key: K, value: V): this {
+    this.checkWritable();
+    if (this.structType !== null) {
+      this.structType.encodeInto(value as StructValue<F>, this.scratch, this.scratchView, 0);
+      this.store(key, this.scratch, this.scratch.length);
+    } else {
+      const bytes = this.codec!.encode(value);
+      this.store(key, bytes, bytes.length);
+    }
+    return this;
+  }
+
+  /**
+   * Stores already-serialized value bytes as they are (no decode). For struct maps `bytes` must be exactly the
+   * struct's size. Same errors as `set`.
+   */
+  setBytes(key: K, bytes: Uint8Array): this {
+    this.checkWritable();
+    if (!(bytes instanceof Uint8Array)) throw invalidArgument('setBytes needs a Uint8Array value');
+    if (this.structType !== null && bytes.length !== this.structType.size) {
+      throw invalidArgument(`struct values are ${this.structType.size} bytes, got ${bytes.length}`);
+    }
+    this.store(key, bytes, bytes.length);
+    return this;
+  }
+
+  /** Removes `key`; true if it was present. Throws PERSIST_FAILED, CLOSED. */
+  delete(key: K): boolean {
+    this.checkWritable();
+    const slot = this.find(key);
+    if (slot < 0) return false;
+    const t = this.foundTable;
+    const loc = t.slots[slot * 2 + 1]!;
+    const seg = loc >>> LOC_OFFSET_BITS;
+    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const klen = this.arena.u16[seg]![(off + 4) >>> 1]!;
+    const keyCopy = this.persistence === null ? null : this.arena.u8[seg]!.slice(off + 8, off + 8 + klen);
+    this.payload -= recordBytes(klen, this.arena.u32[seg]![off >>> 2]!);
+    const h = this.keyHash;
+    this.lock(h);
+    t.slots[slot * 2 + 1] = LOC_TOMBSTONE;
+    this.arena.free(loc);
+    this.unlock(h);
+    t.live--;
+    t.tombstones++;
+    this.count--;
+    this.epoch++;
+    if (this.shared) Atomics.store(this.control, CTRL_SIZE, this.count);
+    if (keyCopy !== null) this.persistence!.del(keyCopy);
+    return true;
+  }
+
+  /** Removes every entry (one persisted delete per key). */
+  clear(): void {
+    this.checkWritable();
+    for (const k of Array.from(this.keys())) this.delete(k);
+  }
+
+  /** Keys, in index order. */
+  *keys(): IterableIterator<K> {
+    for (const [seg, off] of this.records()) yield this.readKey(seg, off);
+  }
+
+  /** Decoded values, in index order. */
+  *values(): IterableIterator<V> {
+    for (const [seg, off] of this.records()) yield this.readValue(seg, off);
+  }
+
+  /** [key, value] pairs, in index order. */
+  *entries(): IterableIterator<[K, V]> {
+    for (const [seg, off] of this.records()) yield [this.readKey(seg, off), this.readValue(seg, off)];
+  }
+
+  [Symbol.iterator](): IterableIterator<[K, V]> {
+    return this.entries();
+  }
+
+  /** Calls `fn(value, key, map)` for each entry, like Map#forEach. */
+  forEach(fn: (value: V, key: K, map: this) => void): void {
+    for (const [seg, off] of this.records()) fn(this.readValue(seg, off), this.readKey(seg, off), this);
+  }
+
+  /**
+   * A new flyweight view for this struct map; position it with `locate`. Reading a field decodes only that field;
+   * assigning a field writes it in place (persisted like `set`). A view follows its key: if the record was
+   * replaced it re-finds it, if the key was deleted it throws VIEW_NOT_POSITIONED. Throws INVALID_ARGUMENT on a
+   * msgpack map.
+   */
+  view(): StructView<F> {
+    if (this.structType === null) throw invalidArgument('view() needs a map created with { struct }');
+    return this.structType.createView(this);
+  }
+
+  /** Positions `view` on `key`'s record; false (view unchanged) if `key` is absent. No allocation. */
+  locate(key: K, view: StructView<F>): boolean {
+    const slot = this.find(key);
+    if (slot < 0) return false;
+    const loc = this.foundTable.slots[slot * 2 + 1]!;
+    const seg = loc >>> LOC_OFFSET_BITS;
+    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const arena = this.arena;
+    const start = off + RECORD_HEADER_BYTES + arena.u16[seg]![(off + 4) >>> 1]!;
+    (view as StructViewBase<F>)._position(arena.u8[seg]!, arena.dv[seg]!, start, this.epoch, key, loc, this.keyHash);
+    return true;
+  }
+
+  /** ViewHost: re-finds a view's key after space was reclaimed. */
+  revalidate<G extends FieldSpec>(view: StructViewBase<G>): void {
+    if (view._epoch === -1) throw new OffHeapError(OffHeapErrorCodes.VIEW_NOT_POSITIONED, 'view is not positioned');
+    if (this.closed) throw closedError('map');
+    if (!this.locate(view._key as K, view as unknown as StructView<F>)) throw viewNotPositioned(view._key);
+  }
+
+  /** ViewHost: before an in-place field write. */
+  beginWrite<G extends FieldSpec>(view: StructViewBase<G>): void {
+    this.checkWritable();
+    this.lock(view._hash);
+  }
+
+  /** ViewHost: after an in-place field write — publish and persist the record. */
+  endWrite<G extends FieldSpec>(view: StructViewBase<G>): void {
+    this.unlock(view._hash);
+    if (this.persistence !== null) {
+      const loc = view._loc;
+      const seg = loc >>> LOC_OFFSET_BITS;
+      const off = (loc & LOC_OFFSET_MASK) * 8;
+      const u8 = this.arena.u8[seg]!;
+      const klen = this.arena.u16[seg]![(off + 4) >>> 1]!;
+      const vstart = off + 8 + klen;
+      this.persistence.put(
+        u8.slice(off + 8, vstart),
+        u8.slice(vstart, vstart + this.arena.u32[seg]![off >>> 2]!),
+        null,
+      );
+    }
+  }
+
+  /** Memory accounting; see OffHeapMapStats. */
+  stats(): OffHeapMapStats {
+    const a = this.arena;
+    const t = this.table;
+    return {
+      entries: this.count,
+      indexBytes: t.capacity * SLOT_BYTES + (this.old === null ? 0 : this.old.capacity * SLOT_BYTES),
+      indexCapacity: t.capacity,
+      loadFactor: (t.live + t.tombstones) / t.capacity,
+      tombstones: t.tombstones + (this.old === null ? 0 : this.old.tombstones),
+      growing: this.old !== null,
+      arenaBytes: a.reservedBytes,
+      arenaUsedBytes: a.usedBytes,
+      liveBytes: a.liveBytes,
+      payloadBytes: this.payload,
+      garbageBytes: a.freeBytes + a.wasteBytes,
+      segments: a.buffers.length,
+    };
+  }
+
+  /** Index and arena state as text, for tests and debugging (lists every slot: small maps only). */
+  dump(): string {
+    const parts = [`map entries=${this.count} generation=${this.generation}`, this.table.dump()];
+    if (this.old !== null) parts.push(`draining from slot ${this.migrateCursor}:`, this.old.dump());
+    parts.push(this.arena.dump());
+    return parts.join('\n');
+  }
+
+  /**
+   * A handle another thread can `attach()` to for reading this map's memory (see offheap-reader.ts for the
+   * consistency model). Post it with its port transferred: `worker.postMessage(h, [h.port])`. The reader's
+   * `close()` releases it; the map's `close()` ends every reader's access.
+   */
+  share(): SharedMapHandle {
+    if (this.closed) throw closedError('map');
+    const { port1, port2 } = new MessageChannel();
+    port1.unref();
+    port1.on('close', () => {
+      const i = this.ports.indexOf(port1);
+      if (i >= 0) this.ports.splice(i, 1);
+    });
+    this.ports.push(port1);
+    this.shared = true;
+    Atomics.store(this.control, CTRL_SIZE, this.count);
+    Atomics.store(this.control, CTRL_GENERATION, this.generation);
+    return {
+      kind: 'heapless-offheap-map',
+      keys: this.keysAreStrings ? 'string' : 'bytes',
+      struct: this.structType === null ? null : this.structType.fields,
+      maxSharedStructures: this.maxSharedStructures,
+      control: this.control.buffer as SharedArrayBuffer,
+      layout: this.layout(),
+      port: port2,
+    };
+  }
+
+  /**
+   * Ends the map: waits for pending engine writes, closes the engine, marks the shared memory closed for readers
+   * and closes their ports. Idempotent. The map's memory is released when no reader holds it any more.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    Atomics.store(this.control, CTRL_CLOSED, 1);
+    for (const p of this.ports.splice(0)) p.close();
+    const persistence = this.persistence;
+    this.persistence = null;
+    if (persistence !== null) await persistence.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  // ---- internals --------------------------------------------------------------------------------------------
+
+  /** Attaches the engine side (OffHeapMap.open); the map was filled by `load` before. */
+  protected attachPersistence(p: MapPersistence): void {
+    this.persistence = p;
+  }
+
+  /** Adds a record read back from the engine at open: no persistence, no readers yet. */
+  protected load(key: Uint8Array, value: Uint8Array): void {
+    this.store(key as K, value, value.length, true);
+  }
+
+  /** The codec's structures as persisted (msgpack maps only). */
+  protected structuresSnapshot(): Structures | null {
+    return this.codec === null ? null : this.codec.snapshot();
+  }
+
+  protected get persisting(): MapPersistence | null {
+    return this.persistence;
+  }
+
+  /** Slot of `key` (setting foundTable, keyHash, keyLength) or -1. */
+  private find(key: K): number {
+    let slot: number;
+    if (this.keysAreStrings) {
+      if (typeof key !== 'string') throw invalidArgument(`this map has string keys, got ${typeof key}`);
+      const h = this.hasher.hashString(key);
+      const len = this.hasher.byteLength;
+      this.keyHash = h;
+      this.keyLength = len;
+      slot = this.table.findString(h, key, len, this.arena);
+      if (slot >= 0) {
+        this.foundTable = this.table;
+        return slot;
+      }
+      if (this.old === null) return -1;
+      slot = this.old.findString(h, key, len, this.arena);
+    } else {
+      if (!(key instanceof Uint8Array)) throw invalidArgument('this map has Uint8Array keys');
+      const len = key.length;
+      const h = hashBytes(key, 0, len);
+      this.keyHash = h;
+      this.keyLength = len;
+      slot = this.table.findBytes(h, key, 0, len, this.arena);
+      if (slot >= 0) {
+        this.foundTable = this.table;
+        return slot;
+      }
+      if (this.old === null) return -1;
+      slot = this.old.findBytes(h, key, 0, len, this.arena);
+    }
+    if (slot >= 0) this.foundTable = this.old;
+    return slot;
+  }
+
+  /** Inserts or replaces `key` with `vlen` bytes of `src` (from 0). `loading`: from the engine, do not persist. */
+  private store(key: K, src: Uint8Array, vlen: number, loading = false): void {
+    let slot: number;
+    if (loading) {
+      // Engine keys are unique bytes (they hash and compare like their string): no lookup needed.
+      const k = key as unknown as Uint8Array;
+      this.keyHash = hashBytes(k, 0, k.length);
+      this.keyLength = k.length;
+      slot = -1;
+    } else {
+      slot = this.find(key);
+    }
+    const klen = this.keyLength;
+    const h = this.keyHash;
+    if (klen > MAX_KEY_BYTES) {
+      throw new OffHeapError(OffHeapErrorCodes.KEY_TOO_LARGE, `key of ${klen} bytes exceeds ${MAX_KEY_BYTES}`);
+    }
+    const bytes = recordBytes(klen, vlen);
+    if (bytes > MAX_RECORD_BYTES) {
+      throw new OffHeapError(
+        OffHeapErrorCodes.VALUE_TOO_LARGE,
+        `record of ${bytes} bytes exceeds the ${MAX_RECORD_BYTES}-byte limit`,
+      );
+    }
+    const arena = this.arena;
+    let loc: number;
+    if (slot >= 0) {
+      const t = this.foundTable;
+      const oldLoc = t.slots[slot * 2 + 1]!;
+      const seg = oldLoc >>> LOC_OFFSET_BITS;
+      const off = (oldLoc & LOC_OFFSET_MASK) * 8;
+      this.payload -= recordBytes(klen, arena.u32[seg]![off >>> 2]!);
+      if (arena.u8[seg]![off + 6] === sizeClassOf((bytes + 7) >>> 3)) {
+        // Same block size: overwrite the value in place.
+        this.lock(h);
+        arena.u32[seg]![off >>> 2] = vlen;
+        arena.u8[seg]!.set(src, off + RECORD_HEADER_BYTES + klen);
+        this.unlock(h);
+        loc = oldLoc;
+      } else {
+        loc = arena.alloc(bytes);
+        this.writeRecord(loc, key, klen, src, vlen);
+        this.lock(h);
+        t.slots[slot * 2 + 1] = loc;
+        arena.free(oldLoc);
+        this.unlock(h);
+        this.epoch++;
+      }
+    } else {
+      let grew = false;
+      if (this.table.live + this.table.tombstones + 1 > this.table.capacity * MAX_LOAD) {
+        this.grow();
+        grew = true;
+      }
+      const t = this.table;
+      loc = arena.alloc(bytes);
+      this.writeRecord(loc, key, klen, src, vlen);
+      const i = grew || loading ? t.freeSlotFor(h) : t.insertAt;
+      if (t.slots[i * 2 + 1] === LOC_TOMBSTONE) t.tombstones--;
+      this.lock(h);
+      t.slots[i * 2] = h;
+      t.slots[i * 2 + 1] = loc;
+      this.unlock(h);
+      t.live++;
+      this.count++;
+      if (this.shared) Atomics.store(this.control, CTRL_SIZE, this.count);
+    }
+    this.payload += bytes;
+    if (this.old !== null && this.pins === 0) this.migrate(this.migrateBatch);
+    if (!loading && this.persistence !== null) {
+      const seg = loc >>> LOC_OFFSET_BITS;
+      const off = (loc & LOC_OFFSET_MASK) * 8;
+      const u8 = arena.u8[seg]!;
+      const vstart = off + RECORD_HEADER_BYTES + klen;
+      const structures = this.codec?.takeDirty() ? this.codec.snapshot() : null;
+      this.persistence.put(u8.slice(off + RECORD_HEADER_BYTES, vstart), u8.slice(vstart, vstart + vlen), structures);
+    }
+  }
+
+  /** Fills a freshly allocated block (invisible to readers until a slot points at it). */
+  private writeRecord(loc: number, key: K, klen: number, src: Uint8Array, vlen: number): void {
+    const arena = this.arena;
+    const seg = loc >>> LOC_OFFSET_BITS;
+    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const u8 = arena.u8[seg]!;
+    arena.u32[seg]![off >>> 2] = vlen;
+    arena.u16[seg]![(off + 4) >>> 1] = klen;
+    u8[off + 7] = FLAG_LIVE;
+    const kstart = off + RECORD_HEADER_BYTES;
+    if (typeof key === 'string') writeUtf8(key, u8, kstart);
+    else u8.set(key as Uint8Array, kstart);
+    u8.set(src, kstart + klen);
+  }
+
+  /** Starts moving the index to a fresh table sized for the live entries (this also drops tombstones). */
+  private grow(): void {
+    if (this.old !== null) this.migrate(this.old.capacity); // the previous growth must end first
+    const capacity = capacityFor(this.count + 1);
+    this.old = this.table;
+    this.table = new HashTable(capacity);
+    this.migrateCursor = 0;
+    // Drain the old table before the new one can fill: it takes (MAX_LOAD - TARGET_LOAD) * capacity inserts.
+    this.migrateBatch = 4 + Math.ceil(this.old.capacity / ((MAX_LOAD - TARGET_LOAD) * capacity));
+    this.publish();
+  }
+
+  /** Moves up to `n` slots of the old table to the new one; retires the old table when empty. */
+  private migrate(n: number): void {
+    const old = this.old!;
+    const t = this.table;
+    const end = Math.min(old.capacity, this.migrateCursor + n);
+    const from = old.slots;
+    const to = t.slots;
+    for (let i = this.migrateCursor; i < end; i++) {
+      const loc = from[i * 2 + 1]!;
+      if (loc <= LOC_TOMBSTONE) continue;
+      const h = from[i * 2]!;
+      const j = t.freeSlotFor(h);
+      if (to[j * 2 + 1] === LOC_TOMBSTONE) t.tombstones--;
+      this.lock(h);
+      to[j * 2] = h;
+      to[j * 2 + 1] = loc;
+      from[i * 2 + 1] = LOC_TOMBSTONE;
+      this.unlock(h);
+      t.live++;
+      old.live--;
+      old.tombstones++;
+    }
+    this.migrateCursor = end;
+    if (end === old.capacity) {
+      this.old = null;
+      this.publish();
+    }
+  }
+
+  private lock(h: number): void {
+    if (this.shared) Atomics.add(this.control, stripeOf(h), 1);
+  }
+
+  private unlock(h: number): void {
+    if (this.shared) Atomics.add(this.control, stripeOf(h), 1);
+  }
+
+  /** A table, segment or structure was added or retired: post the layout to readers, then bump the generation. */
+  private publish(): void {
+    this.generation++;
+    if (this.ports.length > 0) {
+      const layout = this.layout();
+      for (const p of this.ports) p.postMessage(layout);
+    }
+    Atomics.store(this.control, CTRL_GENERATION, this.generation);
+  }
+
+  private layout(): SharedLayout {
+    return {
+      generation: this.generation,
+      table: this.table.sab,
+      capacity: this.table.capacity,
+      oldTable: this.old === null ? null : this.old.sab,
+      oldCapacity: this.old === null ? 0 : this.old.capacity,
+      segments: this.arena.buffers.slice(),
+      structures: this.codec === null ? [] : this.codec.snapshot(),
+    };
+  }
+
+  private checkWritable(): void {
+    if (this.closed) throw closedError('map');
+    if (this.persistence !== null && this.persistence.failure !== undefined) {
+      throw new OffHeapError(
+        OffHeapErrorCodes.PERSIST_FAILED,
+        'an earlier engine write failed; the map refuses writes',
+        {
+          cause: this.persistence.failure,
+        },
+      );
+    }
+  }
+
+  /** Live records in index order (old table first while growing), as [segment, offset] pairs. */
+  private *records(): IterableIterator<[number, number]> {
+    for (const t of this.old === null ? [this.table] : [this.old, this.table]) {
+      for (let i = 0; i < t.capacity; i++) {
+        const loc = t.slots[i * 2 + 1]!;
+        if (loc <= LOC_TOMBSTONE) continue;
+        yield [loc >>> LOC_OFFSET_BITS, (loc & LOC_OFFSET_MASK) * 8];
+      }
+    }
+  }
+
+  private readKey(seg: number, off: number): K {
+    const u8 = this.arena.u8[seg]!;
+    const klen = this.arena.u16[seg]![(off + 4) >>> 1]!;
+    const start = off + RECORD_HEADER_BYTES;
+    return (this.keysAreStrings ? u8.toString('utf8', start, start + klen) : u8.slice(start, start + klen)) as K;
+  }
+
+  private readValue(seg: number, off: number): V {
+    const arena = this.arena;
+    const start = off + RECORD_HEADER_BYTES + arena.u16[seg]![(off + 4) >>> 1]!;
+    if (this.structType !== null) return this.structType.decodeFrom(arena.u8[seg]!, arena.dv[seg]!, start) as V;
+    return this.codec!.decode(arena.u8[seg]!, start, start + arena.u32[seg]![off >>> 2]!) as V;
+  }
+}
+
+/** Smallest power-of-two capacity holding `n` entries at TARGET_LOAD. */
+function capacityFor(n: number): number {
+  let c = MIN_CAPACITY;
+  while (c * TARGET_LOAD < n) c *= 2;
+  return c;
+}

@@ -1,1 +1,15 @@
-export {};
+export { HeaplessError } from '@heapless/client/protocol';
+export { Actor } from './actor.js';
+export {
+  type ActorHandle,
+  type ActorRef,
+  type CallObserver,
+  handleOf,
+  type Overflow,
+  type SpawnOptions,
+  type StopOptions,
+} from './actor-handle.js';
+export { ACTOR_ERROR_CODES, ActorError, type ActorErrorCode } from './errors.js';
+export { Deferred, type ReplySink } from './reply-sink.js';
+export { spawn } from './spawn.js';
+export { spawnInWorker } from './worker-actor.js';

@@ -1,0 +1,40 @@
+import { HeaplessError, isErrorCode } from '@heapless/client/protocol';
+
+/**
+ * Messages between a worker actor and its parent (structured clone, not msgpack). Calls and replies are batched:
+ * one postMessage per tick each way, however many calls it carries.
+ *
+ *   parent → worker: { t: 'calls', c: [id, method, args][] } | { t: 'stop', drain }
+ *   worker → parent: { t: 'ready', methods, exposed } | { t: 'failed', e } | { t: 'replies', r: Reply[] }
+ *                    | { t: 'stopped', e? }
+ *   Reply = [id, 1, value] | [id, 0, SerializedError]
+ */
+export type ToWorker = { t: 'calls'; c: [number, string, unknown[]][] } | { t: 'stop'; drain: boolean };
+export type FromWorker =
+  | { t: 'ready'; methods: string[]; exposed: string[] }
+  | { t: 'failed'; e: SerializedError }
+  | { t: 'replies'; r: [number, 0 | 1, unknown][] }
+  | { t: 'stopped'; e?: SerializedError };
+
+/** An error as it crosses the thread boundary: the heapless code survives, the rest becomes the message. */
+export interface SerializedError {
+  code?: string;
+  name: string;
+  message: string;
+}
+
+export function serializeError(e: unknown): SerializedError {
+  if (e instanceof Error) {
+    const code = (e as { code?: unknown }).code;
+    return { code: typeof code === 'string' ? code : undefined, name: e.name, message: e.message };
+  }
+  return { name: 'Error', message: String(e) };
+}
+
+/** A `HeaplessError` when the code is one of the wire table's, else a plain `Error` with the same name and message. */
+export function deserializeError(s: SerializedError): Error {
+  if (isErrorCode(s.code)) return new HeaplessError(s.code, s.message);
+  const e = new Error(s.message);
+  e.name = s.name;
+  return e;
+}

@@ -10,6 +10,8 @@ export {
   type StopOptions,
 } from './actor-handle.js';
 export { ACTOR_ERROR_CODES, ActorError, type ActorErrorCode } from './errors.js';
+export { Metrics } from './metrics.js';
+export { type Published, type PublishOptions, publish } from './publish.js';
 export { Deferred, type ReplySink } from './reply-sink.js';
 export { spawn } from './spawn.js';
 export { spawnInWorker } from './worker-actor.js';

@@ -1,0 +1,218 @@
+import {
+  CLOSE_CODES,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_CALLS_PER_FRAME,
+  DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_IN_FLIGHT,
+  ERROR_CODES,
+  type ErrorCode,
+  HeaplessError,
+  MSGPACK_OPTIONS,
+  PROTOCOL,
+  type ServerHello,
+} from '@heapless/client/protocol';
+import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { Packr } from 'msgpackr';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { handleOf } from './actor-handle.js';
+import { bearerToken, digest, isLoopback, tokenMatches, upgradeToken } from './auth.js';
+import { ActorError } from './errors.js';
+import type { Metrics } from './metrics.js';
+import { errorBody, wireCodeOf, wireMessageOf } from './wire-error.js';
+import { WsSession } from './ws-session.js';
+
+/** Options of {@link publish}. */
+export interface PublishOptions {
+  /** Default `127.0.0.1`. Any other than loopback requires `token`. */
+  host?: string;
+  /** Default 0 (any free port; see the result's `port`). */
+  port?: number;
+  /** Required from every caller except `GET /healthz`, compared in constant time. */
+  token?: string;
+  /** The WebSocket path; default `/v1/ws`. */
+  path?: string;
+  /** Largest WebSocket frame accepted (close 1009 beyond) and sent; default 16 MiB. */
+  maxFrameBytes?: number;
+  /** Most calls in one frame (close 1008 beyond); default 4096. */
+  maxCallsPerFrame?: number;
+  /** Largest HTTP body (413 beyond); default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Calls in flight per connection before the server stops reading it; default 4096. */
+  maxInFlight?: number;
+  /** fastify's logger option (pino): `false` (default) for none, `true` or pino options. */
+  logger?: FastifyServerOptions['logger'];
+  /** Serve these metrics at `GET /metrics` and count connections in them. */
+  metrics?: Metrics;
+}
+
+/** A running server; its owner must `close()` it. */
+export interface Published {
+  /** The WebSocket URL, e.g. `ws://127.0.0.1:7070/v1/ws`. */
+  url: string;
+  /** The HTTP base URL, e.g. `http://127.0.0.1:7070`. */
+  httpUrl: string;
+  port: number;
+  /**
+   * Stops accepting connections and requests, lets calls in flight finish and their replies go out, closes every
+   * WebSocket with 1001 and the HTTP server. Does not stop the actor (its owner does). Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+const MSGPACK = 'application/msgpack';
+
+function positiveInt(name: string, v: number | undefined, dflt: number): number {
+  const n = v ?? dflt;
+  if (!Number.isInteger(n) || n < 1)
+    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `${name} must be an integer >= 1`);
+  return n;
+}
+
+/** What fastify's own errors mean in the wire table. */
+function codeOfFastifyError(e: { code?: unknown; statusCode?: unknown }): ErrorCode | undefined {
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'BODY_TOO_LARGE';
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'UNSUPPORTED_MEDIA_TYPE';
+  if (typeof e.code === 'string' && e.code.startsWith('FST_')) {
+    return typeof e.statusCode === 'number' && e.statusCode < 500 ? 'BAD_FRAME' : 'INTERNAL';
+  }
+  if (e instanceof SyntaxError) return 'BAD_FRAME'; // JSON.parse of a bad body
+  return undefined;
+}
+
+/**
+ * Serves the actor behind `ref` (from `spawn` or `spawnInWorker`) on one port (FORMAT.md of @heapless/client):
+ * WebSocket on `path`, `POST /v1/call/:method` (JSON or msgpack), `GET /healthz`, and `GET /metrics` when given
+ * metrics. Only the actor's exposed methods are callable. Resolves once listening.
+ *
+ * Throws `ActorError` `HEAPLESS_ERR_INSECURE_BIND` for a non-loopback host without a token and
+ * `HEAPLESS_ERR_INVALID_OPTION` for a bad limit; rejects with the listen error (e.g. EADDRINUSE).
+ */
+export async function publish(ref: object, opts: PublishOptions = {}): Promise<Published> {
+  const handle = handleOf(ref);
+  const host = opts.host ?? '127.0.0.1';
+  if (!isLoopback(host) && !opts.token) {
+    throw new ActorError('HEAPLESS_ERR_INSECURE_BIND', `refusing to listen on ${host} without a token`);
+  }
+  const path = opts.path ?? '/v1/ws';
+  const hello: ServerHello = {
+    v: 1,
+    maxFrameBytes: positiveInt('maxFrameBytes', opts.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES),
+    maxCallsPerFrame: positiveInt('maxCallsPerFrame', opts.maxCallsPerFrame, DEFAULT_MAX_CALLS_PER_FRAME),
+    maxInFlight: positiveInt('maxInFlight', opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT),
+  };
+  const maxBodyBytes = positiveInt('maxBodyBytes', opts.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
+  const expected = opts.token ? digest(opts.token) : null;
+  const metrics = opts.metrics;
+  const packr = new Packr(MSGPACK_OPTIONS);
+
+  const app = Fastify({ logger: opts.logger ?? false, bodyLimit: maxBodyBytes, disableRequestLogging: true });
+  const log = app.log;
+
+  const wantsMsgpack = (req: FastifyRequest) => (req.headers.accept ?? '').includes(MSGPACK);
+  const sendValue = (req: FastifyRequest, reply: FastifyReply, status: number, value: unknown) => {
+    reply.code(status);
+    if (wantsMsgpack(req)) return reply.type(MSGPACK).send(packr.pack(value));
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(value ?? null));
+  };
+  const sendError = (req: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string) =>
+    sendValue(req, reply, ERROR_CODES[code].status, errorBody(code, message));
+
+  app.addContentTypeParser(MSGPACK, { parseAs: 'buffer' }, (_req, body, done) => {
+    try {
+      done(null, packr.unpack(body as Buffer));
+    } catch (cause) {
+      done(new HeaplessError('BAD_FRAME', 'body is not msgpack', { cause }), undefined);
+    }
+  });
+  app.setErrorHandler((err, req, reply) => {
+    const code = codeOfFastifyError(err as { code?: unknown; statusCode?: unknown }) ?? wireCodeOf(err);
+    if (code === 'INTERNAL') log.error({ err }, 'request failed');
+    return sendError(req, reply, code, wireMessageOf(err));
+  });
+  app.addHook('onRequest', (req, reply, done) => {
+    if (expected === null || req.url === '/healthz' || tokenMatches(expected, bearerToken(req.headers.authorization))) {
+      done();
+      return;
+    }
+    void sendError(req, reply, 'UNAUTHORIZED', 'missing or wrong token');
+  });
+
+  app.get('/healthz', async () => ({ ok: true }));
+  app.post('/v1/call/:method', async (req, reply) => {
+    const { method } = req.params as { method: string };
+    const args = req.body;
+    if (!Array.isArray(args)) throw new HeaplessError('BAD_REQUEST', 'the body must be the array of arguments');
+    if (!handle.exposed.has(method)) throw new HeaplessError('UNKNOWN_METHOD', `unknown method ${method}`);
+    return sendValue(req, reply, 200, await handle.call(method, args));
+  });
+  if (metrics !== undefined) {
+    app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4').send(metrics.render()));
+  }
+
+  // WebSocket: ws on fastify's HTTP server, upgrade handled here so that auth, path and limits stay in one place.
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: hello.maxFrameBytes,
+    perMessageDeflate: false,
+    clientTracking: false,
+    handleProtocols: (protocols) => (protocols.has(PROTOCOL) ? PROTOCOL : false),
+  });
+  const sockets = new Set<WebSocket>();
+  const sessions = new Set<WsSession>();
+  let closing = false;
+
+  app.server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (closing || url.pathname !== path) {
+      const status = closing ? '503 Service Unavailable' : '404 Not Found';
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    const authorized =
+      expected === null ||
+      tokenMatches(expected, upgradeToken(req.headers.authorization, req.headers['sec-websocket-protocol'], url));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      sockets.add(ws);
+      ws.once('close', () => sockets.delete(ws));
+      if (!authorized) {
+        // Completed, then closed with 4401: a browser sees no HTTP status, but it does see the close code.
+        ws.on('error', () => {});
+        ws.close(CLOSE_CODES.UNAUTHORIZED, 'UNAUTHORIZED');
+        return;
+      }
+      const session = new WsSession(ws, handle, hello, log);
+      sessions.add(session);
+      if (metrics !== undefined) {
+        metrics.connections++;
+        metrics.connectionsTotal++;
+      }
+      void session.closed.then(() => {
+        sessions.delete(session);
+        if (metrics !== undefined) metrics.connections--;
+      });
+    });
+  });
+
+  await app.listen({ host, port: opts.port ?? 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? 0);
+  const hostInUrl = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  let closed: Promise<void> | null = null;
+
+  return {
+    url: `ws://${hostInUrl}:${port}${path}`,
+    httpUrl: `http://${hostInUrl}:${port}`,
+    port,
+    close() {
+      if (closed !== null) return closed;
+      closing = true;
+      closed = (async () => {
+        await Promise.all([...sessions].map((s) => s.shutdown()));
+        for (const ws of sockets) ws.terminate(); // unauthorized ones still closing
+        wss.close();
+        await app.close();
+      })();
+      return closed;
+    },
+  };
+}

@@ -8,7 +8,7 @@
  * - {@link timeFullGc}: the time of one forced full collection; needs the child started with `--expose-gc` (set
  *   `execArgv` in the benchmark's definition).
  */
-import { PerformanceObserver } from 'node:perf_hooks';
+import { type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import type { RunContext } from './benchmark.js';
 
 /** Memory of the process at one moment, in bytes. */
@@ -60,20 +60,24 @@ export interface GcPauses {
 }
 
 /**
- * Watches GC pauses. Node delivers 'gc' performance entries asynchronously, so {@link stop} waits one macrotask
- * for the entries of collections that ended just before it was called.
+ * Watches GC pauses. Node creates 'gc' performance entries in an immediate after each collection and hands them to
+ * observers later still, so a synchronous loop sees none until it yields: {@link stop} yields, then takes whatever
+ * is still buffered (`takeRecords`) before disconnecting, so no pause of the watched interval is lost. Call
+ * {@link settleGcEntries} before {@link start} so that entries of earlier collections are not counted.
  */
 export class GcMonitor {
   private count = 0;
   private totalMs = 0;
   private maxMs = 0;
-  private readonly observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
+  private readonly observer = new PerformanceObserver((list) => this.add(list.getEntries()));
+
+  private add(entries: readonly PerformanceEntry[]): void {
+    for (const entry of entries) {
       this.count++;
       this.totalMs += entry.duration;
       if (entry.duration > this.maxMs) this.maxMs = entry.duration;
     }
-  });
+  }
 
   /** Begins counting; returns `this`. */
   start(): this {
@@ -83,10 +87,17 @@ export class GcMonitor {
 
   /** Stops counting and returns the pauses seen. */
   async stop(): Promise<GcPauses> {
-    await new Promise((resolve) => setImmediate(resolve));
+    await settleGcEntries();
+    this.add(this.observer.takeRecords());
     this.observer.disconnect();
     return { count: this.count, totalMs: this.totalMs, maxMs: this.maxMs };
   }
+}
+
+/** Lets Node turn the collections that already happened into performance entries (two event-loop turns). */
+export async function settleGcEntries(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Reports pauses as rows `gc-count`, `gc-pause-total` and `gc-pause-max` of `caseName` (lower is better). */

@@ -1,0 +1,14 @@
+/**
+ * The phases of `gc-pressure`, in order, all on one store:
+ *
+ * - `load`: N `set`s of new users (`user:<i>` → `{ id, name, email, age, friends[3] }`); ops/s and the GC pauses
+ *   seen while loading (count, total, longest). Then two forced collections settle the heap, and the memory of the
+ *   process is read (heap used, external, array buffers, RSS), and one more forced full GC is timed.
+ * - `get`: N gets of random users, decoded to objects (a field is read so nothing is optimized away).
+ * - `get-field`: N reads of one field (`age`) of random users — through a flyweight view without decoding where
+ *   the system has one (offheap-struct), otherwise get-then-read.
+ * - `update`: N `set`s of random existing users with a changed age; ops/s and GC pauses.
+ *
+ * `load` always runs (the others need the data); it is reported only when selected.
+ */
+export const GC_PHASES = ['load', 'get', 'get-field', 'update'] as const;

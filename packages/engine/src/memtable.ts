@@ -116,9 +116,25 @@ export class Memtable {
     );
   }
 
+  /**
+   * True if a write batch of `batchBytes` encoded bytes holding `entries` entries fits: each entry's key and value
+   * take at most its encoded size plus a trailer, and a node at most NODE_FIXED + MAX_HEIGHT words.
+   */
+  hasRoomFor(batchBytes: number, entries: number): boolean {
+    return (
+      this.bytesUsed + batchBytes + TRAILER_SIZE * entries <= this.bytes.length &&
+      this.nodesUsed + (NODE_FIXED + MAX_HEIGHT) * entries <= this.nodes.length
+    );
+  }
+
   /** Smallest capacity for which `hasRoom(keyLength, valueLength)` holds on an empty memtable. */
   static capacityFor(keyLength: number, valueLength: number): number {
     return keyLength + TRAILER_SIZE + valueLength + 4 * (NODE_FIXED + MAX_HEIGHT) * 2 + 64;
+  }
+
+  /** A capacity for which `hasRoomFor(batchBytes, entries)` holds on an empty memtable. */
+  static capacityForBatch(batchBytes: number, entries: number): number {
+    return Math.max(batchBytes + TRAILER_SIZE * entries, 2 * (NODE_FIXED + MAX_HEIGHT) * (entries + 1)) + 64;
   }
 
   private randomHeight(): number {

@@ -5,7 +5,7 @@
 import { invalidArgument } from './errors.js';
 
 /** Block compression of tables. */
-export type Compression = 'none' | 'snappy' | 'zstd' | 'brotli' | 'deflate';
+export type Compression = 'none' | 'deflate';
 
 export interface EngineOptions {
   /** Create the directory and an empty database when none exists. Default true. */
@@ -105,8 +105,8 @@ export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
   int('numLevels', o.numLevels, 2, 20);
   int('blockCacheSize', o.blockCacheSize, 0, 2 ** 50);
   int('maxOpenFiles', o.maxOpenFiles, 16, 1_000_000);
-  if (!['none', 'snappy', 'zstd', 'brotli', 'deflate'].includes(o.compression)) {
-    throw invalidArgument(`option compression must be one of none, snappy, zstd, brotli, deflate`);
+  if (!['none', 'deflate'].includes(o.compression)) {
+    throw invalidArgument('option compression must be none or deflate');
   }
   return Object.freeze(o);
 }

@@ -70,13 +70,16 @@ export class WalWriter {
   /** Resolves once everything appended so far is on disk (fdatasync). Rejects with the I/O error if that fails. */
   waitForSync(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
+    // Closing ends with a sync of everything appended.
+    if (this.closing) return this.closing;
     return new Promise<void>((resolve, reject) => {
       this.waiters.push({ resolve, reject });
       if (this.scheduled === undefined) this.scheduled = setImmediate(this.flushTick);
     });
   }
 
-  private writeNow(): void {
+  /** Hands what is pending to write(2) now (checkpoints copy the file right after). */
+  writeNow(): void {
     if (this.failure) return;
     try {
       this.log.writePending();
@@ -151,6 +154,8 @@ export class WalWriter {
     } catch (err) {
       this.fail(err as Error);
     }
-    done();
+    // Resolve on the next turn: the fdatasync request that got us here is still counted as active until its
+    // callback returns, and callers check that close leaves nothing behind.
+    setImmediate(done);
   }
 }

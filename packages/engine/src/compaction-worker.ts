@@ -1,0 +1,25 @@
+/**
+ * The piscina worker module: runs flush and compaction jobs (compaction-job.ts) off the event loop. Errors are
+ * returned as plain data, because structured cloning drops the class and the `code`, `file` and `offset` of an
+ * EngineError; the engine rebuilds them (see `rethrowJobError` in compaction.ts).
+ */
+
+import { type JobResult, type JobTask, runJob } from './compaction-job.js';
+import { CorruptionError, EngineError } from './errors.js';
+
+export interface JobError {
+  error: { name: string; code?: string; message: string; file?: string; offset?: number };
+}
+
+export default function work(task: JobTask): JobResult | JobError {
+  try {
+    return runJob(task);
+  } catch (err) {
+    const e = err as Error;
+    if (e instanceof CorruptionError) {
+      return { error: { name: e.name, code: e.code, message: e.message, file: e.file, offset: e.offset } };
+    }
+    if (e instanceof EngineError) return { error: { name: e.name, code: e.code, message: e.message } };
+    return { error: { name: e.name ?? 'Error', message: String(e.message ?? e) } };
+  }
+}

@@ -1,0 +1,846 @@
+/**
+ * The engine: a LevelDB-style LSM tree. See README.md for the tour and FORMAT.md for every file layout.
+ *
+ * Threading: everything runs on the caller's event loop except table writing (flushes and compactions), which runs
+ * in a piscina pool of worker threads owned by the engine. Writes are applied to the memtable synchronously, in call
+ * order, before their promise is returned; reads are synchronous inside (the async forms resolve at once).
+ *
+ * Ownership: `Engine.open` returns an engine that holds the directory's LOCK, file descriptors (WAL, manifest, tables)
+ * and, once a flush has run, worker threads. `close()` releases all of them; iterators and snapshots the caller still
+ * holds are closed and released by it.
+ */
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { Piscina } from 'piscina';
+import { BlockCache } from './block-cache.js';
+import { createCheckpoint } from './checkpoint.js';
+import { type Compaction, CompactionPicker, rebuildJobError } from './compaction.js';
+import { flushMemtable, type JobResult, type JobTask, type KeyRange } from './compaction-job.js';
+import type { JobError } from './compaction-worker.js';
+import { DbIterator } from './db-iterator.js';
+import { EngineIterator, type IteratorOptions } from './engine-iterator.js';
+import { EngineError, ErrorCodes, invalidArgument } from './errors.js';
+import { FileType, logFileName, parseFileName } from './filenames.js';
+import type { InternalIterator } from './internal-iterator.js';
+import { TRAILER_SIZE, ValueKind } from './internal-key.js';
+import { LevelIterator } from './level-iterator.js';
+import { LockFile } from './lock-file.js';
+import { LogReader } from './log-reader.js';
+import { LookupResult, Memtable } from './memtable.js';
+import { MergingIterator } from './merging-iterator.js';
+import { type EngineOptions, type ResolvedOptions, resolveOptions } from './options.js';
+import { type Snapshot, SnapshotList } from './snapshot.js';
+import type { TableBuilderOptions } from './table-builder.js';
+import { TableCache } from './table-cache.js';
+import { DELETED, type GetResult } from './table-reader.js';
+import type { TableSource } from './version.js';
+import { type FileMetaData, VersionEdit } from './version-edit.js';
+import { VersionSet } from './version-set.js';
+import { WalWriter } from './wal-writer.js';
+import { type BatchHandler, type Bytes, batchCount, batchSequence, replayBatch, WriteBatch } from './write-batch.js';
+
+/** Per-write options. */
+export interface WriteOptions {
+  /** Resolve only once the write is on disk (fdatasync of the WAL). Default: the engine's `sync` option. */
+  sync?: boolean;
+}
+
+/** Per-read options. */
+export interface ReadOptions {
+  /** Read as of this snapshot. */
+  snapshot?: Snapshot;
+}
+
+/** One operation of `engine.write([...])`. */
+export type WriteOperation = { type: 'put'; key: Bytes; value: Bytes } | { type: 'del'; key: Bytes };
+
+/** What `engine.stats()` reports. */
+export interface EngineStats {
+  levels: { files: number; bytes: number }[];
+  /** Bytes used by the live memtable and by frozen memtables waiting to be flushed. */
+  memtableBytes: number;
+  immutableMemtables: number;
+  lastSequence: number;
+  flushes: number;
+  compactions: number;
+  trivialMoves: number;
+  compactionBytesRead: number;
+  compactionBytesWritten: number;
+  /** Writes whose promise waited for background work (memtables or level 0 piling up). */
+  writeStalls: number;
+  /** Writes delayed a little because level 0 passed the slowdown trigger. */
+  writeSlowdowns: number;
+  liveSnapshots: number;
+  openIterators: number;
+  openTables: number;
+  blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number };
+}
+
+/** Frozen memtables waiting for a flush before writes start to wait. */
+const MAX_IMMUTABLE_MEMTABLES = 2;
+
+interface Immutable {
+  mem: Memtable;
+  /** The WAL holding its writes (0 without a WAL). */
+  log: number;
+}
+
+interface StallWaiter {
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+function closedError(dir: string): EngineError {
+  return new EngineError(ErrorCodes.CLOSED, `engine ${dir} is closed`);
+}
+
+function toKey(key: Bytes): Uint8Array {
+  if (typeof key === 'string') return Buffer.from(key, 'utf8');
+  if (key instanceof Uint8Array) return key;
+  throw invalidArgument(`key must be a Uint8Array or a string, got ${key === null ? 'null' : typeof key}`);
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  return Buffer.compare(a, b);
+}
+
+function userKeyCopy(ikey: Uint8Array): Uint8Array {
+  return ikey.slice(0, ikey.length - TRAILER_SIZE);
+}
+
+export class Engine {
+  /** The database directory. */
+  readonly location: string;
+  private readonly options: ResolvedOptions;
+  private readonly lock: LockFile;
+  private readonly versions: VersionSet;
+  private readonly blockCache: BlockCache;
+  private readonly tableCache: TableCache;
+  private readonly tables: TableSource;
+  private readonly picker: CompactionPicker;
+  private readonly snapshots = new SnapshotList();
+  private readonly builderOptions: TableBuilderOptions;
+  private mem: Memtable;
+  private memLog: number;
+  /** Frozen memtables, oldest first. */
+  private readonly imms: Immutable[] = [];
+  private wal: WalWriter | undefined;
+  /** Final syncs of rotated WALs still running. */
+  private readonly walClosing = new Set<Promise<void>>();
+  private pool: Piscina | undefined;
+  private flushing: Promise<void> | undefined;
+  private compacting: Promise<void> | undefined;
+  private manualCompaction = false;
+  private bgError: Error | undefined;
+  private stallWaiters: StallWaiter[] = [];
+  private readonly iterators = new Set<EngineIterator>();
+  /** Table numbers being written: not live yet, not to be deleted. */
+  private readonly pendingOutputs = new Set<number>();
+  private closing: Promise<void> | undefined;
+  // Reused on every write so that a put allocates nothing but what the caller passed in.
+  private readonly scratch = new WriteBatch(undefined, 1024);
+  private readonly cursor = new Int32Array(1);
+  private readonly inserter: BatchHandler;
+  private readonly resolved = Promise.resolve();
+  private keyScratch = Buffer.allocUnsafe(256);
+  private readonly onWalError = (err: Error): void => this.setBackgroundError(err);
+  private readonly counters = {
+    flushes: 0,
+    compactions: 0,
+    trivialMoves: 0,
+    compactionBytesRead: 0,
+    compactionBytesWritten: 0,
+    writeStalls: 0,
+    writeSlowdowns: 0,
+  };
+
+  private constructor(dir: string, options: ResolvedOptions, lock: LockFile, versions: VersionSet) {
+    this.location = dir;
+    this.options = options;
+    this.lock = lock;
+    this.versions = versions;
+    this.blockCache = new BlockCache({ capacity: options.blockCacheSize });
+    this.tableCache = new TableCache(dir, {
+      maxOpenFiles: options.maxOpenFiles,
+      blockCache: this.blockCache,
+      verifyChecksums: options.verifyChecksums,
+    });
+    const cache = this.tableCache;
+    this.tables = {
+      get: (f: FileMetaData, userKey: Uint8Array, seq: number): GetResult => cache.get(f.number).get(userKey, seq),
+      iterator: (f: FileMetaData): InternalIterator => cache.get(f.number).iterator(),
+    };
+    this.picker = new CompactionPicker(options);
+    this.builderOptions = {
+      blockSize: options.blockSize,
+      restartInterval: options.blockRestartInterval,
+      bloomBitsPerKey: options.bloomBitsPerKey,
+      compression: options.compression,
+    };
+    this.mem = new Memtable(options.writeBufferSize);
+    this.memLog = 0;
+    this.inserter = {
+      put: (buf, ks, kl, vs, vl, seq) => this.mem.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
+      del: (buf, ks, kl, seq) => this.mem.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
+    };
+    versions.onVersionReleased = () => {
+      if (!this.closing) this.deleteObsoleteFiles();
+    };
+  }
+
+  /**
+   * Opens (creating by default) the database in `dir`: replays the WAL into tables, writes a fresh manifest and
+   * starts a new WAL. Resolves to an engine the caller must `close()`.
+   *
+   * Throws (rejects with) EngineError: LOCKED if another open holds `dir`; NOT_FOUND when there is no database and
+   * `createIfMissing` is false, or there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options; IO;
+   * CorruptionError when the manifest, a WAL record in the middle of a log, or a table read during recovery is bad.
+   */
+  static async open(dir: string, options?: EngineOptions): Promise<Engine> {
+    return Engine.openSync(dir, options);
+  }
+
+  private static openSync(dir: string, options?: EngineOptions): Engine {
+    const opts = resolveOptions(options);
+    if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument('dir must be a non-empty string');
+    if (opts.createIfMissing) {
+      try {
+        mkdirSync(dir, { recursive: true });
+      } catch (err) {
+        throw new EngineError(ErrorCodes.IO, `creating ${dir} failed: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    const exists = VersionSet.exists(dir);
+    if (!exists && !opts.createIfMissing) {
+      throw new EngineError(ErrorCodes.NOT_FOUND, `no database in ${dir} (createIfMissing is false)`);
+    }
+    if (exists && opts.errorIfExists) {
+      throw new EngineError(ErrorCodes.NOT_FOUND, `a database already exists in ${dir} (errorIfExists is true)`);
+    }
+    const lock = LockFile.acquire(dir);
+    const versions = new VersionSet(dir, opts.numLevels);
+    let engine: Engine | undefined;
+    try {
+      if (exists) versions.recover();
+      engine = new Engine(dir, opts, lock, versions);
+      engine.recover();
+      return engine;
+    } catch (err) {
+      if (engine) {
+        void engine.wal?.close();
+        void engine.pool?.destroy();
+        engine.closeResources();
+      }
+      versions.close();
+      lock.release();
+      throw err;
+    }
+  }
+
+  /** Replays the WALs the manifest still needs into level-0 tables, then starts a fresh manifest and WAL. */
+  private recover(): void {
+    const versions = this.versions;
+    const logs: number[] = [];
+    for (const name of readdirSync(this.location)) {
+      const f = parseFileName(name);
+      if (!f) continue;
+      versions.markFileNumberUsed(f.number);
+      if (f.type === FileType.Log && f.number >= versions.logNumber) logs.push(f.number);
+    }
+    logs.sort((a, b) => a - b);
+    const edit = new VersionEdit();
+    let mem = new Memtable(this.options.writeBufferSize);
+    let maxSequence = versions.lastSequence;
+    const flushRecovered = () => {
+      if (mem.count === 0) return;
+      const number = versions.newFileNumber();
+      const result = flushMemtable({
+        kind: 'flush',
+        dir: this.location,
+        number,
+        memtable: mem.share(),
+        builder: this.builderOptions,
+      });
+      for (const o of result.outputs) edit.addFile(0, o);
+    };
+    const handler: BatchHandler = {
+      put: (buf, ks, kl, vs, vl, seq) => mem.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
+      del: (buf, ks, kl, seq) => mem.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
+    };
+    for (const n of logs) {
+      const path = logFileName(this.location, n);
+      const reader = new LogReader(path);
+      for (let rec = reader.readRecord(); rec; rec = reader.readRecord()) {
+        const count = batchCount(rec);
+        if (!mem.hasRoomFor(rec.length, count)) {
+          flushRecovered();
+          mem = new Memtable(Math.max(this.options.writeBufferSize, Memtable.capacityForBatch(rec.length, count)));
+        }
+        const seq = batchSequence(rec);
+        replayBatch(rec, rec.length, seq, handler, this.cursor, path, reader.recordOffset);
+        if (count > 0 && seq + count - 1 > maxSequence) maxSequence = seq + count - 1;
+      }
+    }
+    flushRecovered();
+    versions.lastSequence = maxSequence;
+    versions.writeNewManifest();
+    if (this.options.wal) {
+      this.memLog = versions.newFileNumber();
+      this.wal = new WalWriter(logFileName(this.location, this.memLog), this.memLog, this.onWalError);
+      edit.logNumber = this.memLog;
+    } else {
+      // Without a WAL, nothing below the next file number is needed.
+      edit.logNumber = versions.nextFileNumber;
+    }
+    versions.logAndApply(edit);
+    this.deleteObsoleteFiles();
+    this.maybeScheduleCompaction();
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /**
+   * Stores `value` under `key`. Applied to the memtable before this returns (a read right after sees it). Resolves
+   * when durable to the level asked: with `sync`, after the WAL's fdatasync; without, at once (a crash may lose a
+   * suffix of such writes). Rejects with EngineError INVALID_ARGUMENT (bad key or value; nothing written), CLOSED,
+   * or IO (a background failure; the engine then refuses writes).
+   */
+  put(key: Bytes, value: Bytes, options?: WriteOptions): Promise<void> {
+    const b = this.scratch.clear();
+    try {
+      b.put(key, value);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.apply(b, options?.sync);
+  }
+
+  /** Deletes `key` (no error if absent). Ordering, durability and errors as `put`. */
+  delete(key: Bytes, options?: WriteOptions): Promise<void> {
+    const b = this.scratch.clear();
+    try {
+      b.del(key);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.apply(b, options?.sync);
+  }
+
+  /**
+   * Applies puts and deletes atomically (one WAL record, consecutive sequence numbers): a crash keeps all or none.
+   * Ordering, durability and errors as `put`; a bad operation rejects the whole batch before anything is written.
+   */
+  write(ops: readonly WriteOperation[] | WriteBatch, options?: WriteOptions): Promise<void> {
+    if (ops instanceof WriteBatch) return this.apply(ops, options?.sync);
+    if (!Array.isArray(ops))
+      return Promise.reject(invalidArgument('write takes an array of operations or a WriteBatch'));
+    const b = this.scratch.clear();
+    try {
+      for (const op of ops) {
+        if (op?.type === 'put') b.put(op.key, op.value);
+        else if (op?.type === 'del') b.del(op.key);
+        else throw invalidArgument(`unknown operation type ${String(op?.type)}`);
+      }
+    } catch (err) {
+      b.clear();
+      return Promise.reject(err);
+    }
+    return this.apply(b, options?.sync);
+  }
+
+  /** A chained batch: `.put()`, `.del()`, `.clear()`, then `.write(options)` (atomic, as `write`). */
+  batch(): WriteBatch {
+    return new WriteBatch((b, sync) => this.apply(b, sync));
+  }
+
+  private apply(batch: WriteBatch, sync: boolean | undefined): Promise<void> {
+    if (this.closing) return Promise.reject(closedError(this.location));
+    if (this.bgError) return Promise.reject(this.bgError);
+    const count = batch.count;
+    if (count === 0) return this.resolved;
+    if (!this.mem.hasRoomFor(batch.length, count)) {
+      try {
+        this.rotate(batch.length, count);
+      } catch (err) {
+        this.setBackgroundError(err as Error);
+        return Promise.reject(err);
+      }
+    }
+    const seq = this.versions.lastSequence + 1;
+    batch.seal(seq);
+    const wal = this.wal;
+    if (wal) wal.append(batch.rep, 0, batch.length);
+    replayBatch(batch.rep, batch.length, seq, this.inserter, this.cursor, 'write batch', 0);
+    this.versions.lastSequence = seq + count - 1;
+    if (this.mem.memoryUsage >= this.options.writeBufferSize) {
+      try {
+        this.rotate(0, 0);
+      } catch (err) {
+        this.setBackgroundError(err as Error);
+      }
+    }
+    const doSync = wal !== undefined && (sync ?? this.options.sync);
+    const l0 = this.versions.current.files[0]!.length;
+    if (this.imms.length >= MAX_IMMUTABLE_MEMTABLES || l0 >= this.options.level0StopTrigger) {
+      this.counters.writeStalls++;
+      const stalled = new Promise<void>((resolve, reject) => this.stallWaiters.push({ resolve, reject }));
+      return doSync ? stalled.then(() => wal.waitForSync()) : stalled;
+    }
+    if (doSync) return wal.waitForSync();
+    if (l0 >= this.options.level0SlowdownTrigger) {
+      this.counters.writeSlowdowns++;
+      return new Promise((resolve) => setImmediate(resolve));
+    }
+    return this.resolved;
+  }
+
+  /** Freezes the memtable (if it holds anything), starts a new one and a new WAL, and schedules the flush. */
+  private rotate(needBytes: number, needEntries: number): void {
+    const capacity = Math.max(this.options.writeBufferSize, Memtable.capacityForBatch(needBytes, needEntries));
+    if (this.mem.count > 0) {
+      this.imms.push({ mem: this.mem, log: this.memLog });
+      if (this.wal) {
+        const number = this.versions.newFileNumber();
+        const closed = this.wal.close();
+        this.walClosing.add(closed);
+        void closed.then(() => this.walClosing.delete(closed));
+        this.wal = new WalWriter(logFileName(this.location, number), number, this.onWalError, closed);
+        this.memLog = number;
+      }
+    }
+    this.mem = new Memtable(capacity);
+    this.maybeScheduleFlush();
+  }
+
+  private setBackgroundError(err: Error): void {
+    if (this.bgError) return;
+    this.bgError = err;
+    const waiters = this.stallWaiters;
+    this.stallWaiters = [];
+    for (const w of waiters) w.reject(err);
+  }
+
+  private releaseStalls(): void {
+    if (this.stallWaiters.length === 0) return;
+    if (this.imms.length >= MAX_IMMUTABLE_MEMTABLES) return;
+    if (this.versions.current.files[0]!.length >= this.options.level0StopTrigger) return;
+    const waiters = this.stallWaiters;
+    this.stallWaiters = [];
+    for (const w of waiters) w.resolve();
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  private sequenceFor(options: ReadOptions | undefined): number {
+    const s = options?.snapshot;
+    return s === undefined ? this.versions.lastSequence : s.check(this.snapshots);
+  }
+
+  private keyBytes(key: Bytes): Uint8Array {
+    if (typeof key === 'string') {
+      const max = key.length * 3;
+      if (this.keyScratch.length < max) this.keyScratch = Buffer.allocUnsafe(max * 2);
+      const n = this.keyScratch.write(key, 0, 'utf8');
+      return this.keyScratch.subarray(0, n);
+    }
+    if (key instanceof Uint8Array) return key;
+    throw invalidArgument(`key must be a Uint8Array or a string, got ${key === null ? 'null' : typeof key}`);
+  }
+
+  /**
+   * The value of `key` (a copy the caller owns), or undefined. Synchronous. Throws EngineError CLOSED or
+   * INVALID_ARGUMENT (bad key, released snapshot), or CorruptionError from a table.
+   */
+  getSync(key: Bytes, options?: ReadOptions): Uint8Array | undefined {
+    if (this.closing) throw closedError(this.location);
+    const seq = this.sequenceFor(options);
+    const k = this.keyBytes(key);
+    return this.lookup(k, seq);
+  }
+
+  private lookup(k: Uint8Array, seq: number): Uint8Array | undefined {
+    let mem = this.mem;
+    let r = mem.get(k, 0, k.length, seq);
+    for (let i = this.imms.length - 1; r === LookupResult.NotFound && i >= 0; i--) {
+      mem = this.imms[i]!.mem;
+      r = mem.get(k, 0, k.length, seq);
+    }
+    if (r === LookupResult.Value) return mem.bytes.slice(mem.valueOffset, mem.valueOffset + mem.valueLength);
+    if (r === LookupResult.Deleted) return undefined;
+    const t = this.versions.current.get(k, seq, this.tables);
+    return t === undefined || t === DELETED ? undefined : t.slice();
+  }
+
+  /** `getSync`, as a promise (already settled: the read is synchronous). */
+  get(key: Bytes, options?: ReadOptions): Promise<Uint8Array | undefined> {
+    try {
+      return Promise.resolve(this.getSync(key, options));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * The values of `keys`, in the order asked, all as of one sequence number. Looks them up in key order (better
+   * cache locality). Rejects as `getSync` throws.
+   */
+  getMany(keys: readonly Bytes[], options?: ReadOptions): Promise<(Uint8Array | undefined)[]> {
+    try {
+      if (this.closing) throw closedError(this.location);
+      if (!Array.isArray(keys)) throw invalidArgument('getMany takes an array of keys');
+      const seq = this.sequenceFor(options);
+      const bytes = keys.map(toKey);
+      const order = bytes.map((_, i) => i).sort((a, b) => compareBytes(bytes[a]!, bytes[b]!));
+      const out = new Array<Uint8Array | undefined>(keys.length);
+      for (const i of order) out[i] = this.lookup(bytes[i]!, seq);
+      return Promise.resolve(out);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** A snapshot of the current state; the caller must `release()` it (close releases any left). Throws CLOSED. */
+  snapshot(): Snapshot {
+    if (this.closing) throw closedError(this.location);
+    return this.snapshots.create(this.versions.lastSequence);
+  }
+
+  /**
+   * An iterator over a consistent view (as of now, or of `options.snapshot`), within the bounds, in key order or
+   * reverse. The caller must close it (or finish a `for await`); the engine's close closes any left. Throws
+   * EngineError CLOSED or INVALID_ARGUMENT.
+   */
+  iterator(options: IteratorOptions = {}): EngineIterator {
+    if (this.closing) throw closedError(this.location);
+    const seq = this.sequenceFor(options);
+    const version = this.versions.current;
+    version.ref();
+    const children: InternalIterator[] = [];
+    try {
+      children.push(this.mem.iterator());
+      for (let i = this.imms.length - 1; i >= 0; i--) children.push(this.imms[i]!.mem.iterator());
+      for (const f of version.files[0]!) children.push(this.tables.iterator(f));
+      for (let level = 1; level < version.files.length; level++) {
+        if (version.files[level]!.length > 0) children.push(new LevelIterator(version.files[level]!, this.tables));
+      }
+      const db = new DbIterator(new MergingIterator(children), seq);
+      const it = new EngineIterator(db, options, (closed) => {
+        this.iterators.delete(closed);
+        version.unref();
+      });
+      this.iterators.add(it);
+      return it;
+    } catch (err) {
+      for (const c of children) c.close();
+      version.unref();
+      throw err;
+    }
+  }
+
+  // ---------------------------------------------------------------- background work
+
+  private async runJob(task: JobTask): Promise<JobResult> {
+    this.pool ??= new Piscina({
+      filename: new URL('../dist/compaction-worker.js', import.meta.url).href,
+      minThreads: 1,
+      maxThreads: 2,
+      idleTimeout: 60_000,
+    });
+    const r = (await this.pool.run(task)) as JobResult | JobError;
+    if ('error' in r) throw rebuildJobError(r.error);
+    return r;
+  }
+
+  private maybeScheduleFlush(): void {
+    if (this.flushing || this.imms.length === 0 || this.bgError) return;
+    this.flushing = this.flushLoop().finally(() => {
+      this.flushing = undefined;
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.imms.length > 0 && !this.bgError) {
+      const imm = this.imms[0]!;
+      const number = this.versions.newFileNumber();
+      this.pendingOutputs.add(number);
+      try {
+        const result = await this.runJob({
+          kind: 'flush',
+          dir: this.location,
+          number,
+          memtable: imm.mem.share(),
+          builder: this.builderOptions,
+        });
+        const edit = new VersionEdit();
+        for (const o of result.outputs) edit.addFile(0, o);
+        // The oldest WAL still needed: the next frozen memtable's, or the live one's.
+        edit.logNumber = this.wal ? (this.imms[1]?.log ?? this.memLog) : this.versions.logNumber;
+        this.versions.logAndApply(edit);
+        this.imms.shift();
+        this.counters.flushes++;
+      } catch (err) {
+        this.setBackgroundError(err as Error);
+        return;
+      } finally {
+        this.pendingOutputs.delete(number);
+      }
+      this.deleteObsoleteFiles();
+      this.releaseStalls();
+      this.maybeScheduleCompaction();
+    }
+  }
+
+  private maybeScheduleCompaction(): void {
+    if (this.compacting || this.manualCompaction || this.bgError || this.closing) return;
+    if (this.picker.bestScore(this.versions.current).score < 1) return;
+    this.compacting = this.compactionLoop().finally(() => {
+      this.compacting = undefined;
+    });
+  }
+
+  private async compactionLoop(): Promise<void> {
+    while (!this.bgError && !this.closing && !this.manualCompaction) {
+      const c = this.picker.pick(this.versions.current);
+      if (!c) return;
+      try {
+        await this.runCompaction(c);
+      } catch (err) {
+        this.setBackgroundError(err as Error);
+        return;
+      }
+    }
+  }
+
+  private async runCompaction(c: Compaction): Promise<void> {
+    const edit = new VersionEdit();
+    const out = c.level + 1;
+    if (c.trivialMove) {
+      const f = c.inputs[0]!;
+      edit.deleteFile(c.level, f.number);
+      edit.addFile(out, f);
+      this.versions.logAndApply(edit);
+      this.counters.trivialMoves++;
+      this.releaseStalls();
+      return;
+    }
+    let bytes = 0;
+    for (const f of c.inputs) bytes += f.size;
+    for (const f of c.nextInputs) bytes += f.size;
+    const outputNumbers: number[] = [];
+    const reserve = Math.ceil((bytes * 1.25) / this.options.targetFileSize) + 2;
+    for (let i = 0; i < reserve; i++) {
+      const n = this.versions.newFileNumber();
+      outputNumbers.push(n);
+      this.pendingOutputs.add(n);
+    }
+    const version = this.versions.current;
+    const deeper: KeyRange[][] = [];
+    for (let level = out + 1; level < version.files.length; level++) {
+      deeper.push(
+        version.files[level]!.map((f) => ({ smallest: userKeyCopy(f.smallest), largest: userKeyCopy(f.largest) })),
+      );
+    }
+    try {
+      const result = await this.runJob({
+        kind: 'compact',
+        dir: this.location,
+        inputs: [...c.inputs, ...c.nextInputs].map((f) => f.number),
+        outputNumbers,
+        deeper,
+        smallestSnapshot: this.snapshots.oldest(this.versions.lastSequence),
+        targetFileSize: this.options.targetFileSize,
+        builder: this.builderOptions,
+      });
+      for (const f of c.inputs) edit.deleteFile(c.level, f.number);
+      for (const f of c.nextInputs) edit.deleteFile(out, f.number);
+      for (const o of result.outputs) edit.addFile(out, o);
+      this.versions.logAndApply(edit);
+      this.counters.compactions++;
+      this.counters.compactionBytesRead += result.bytesRead;
+      this.counters.compactionBytesWritten += result.bytesWritten;
+    } finally {
+      for (const n of outputNumbers) this.pendingOutputs.delete(n);
+    }
+    this.deleteObsoleteFiles();
+    this.releaseStalls();
+  }
+
+  /** Deletes WALs older than the manifest's log number, tables no live version lists, stale manifests and temps. */
+  private deleteObsoleteFiles(): void {
+    const versions = this.versions;
+    const live = versions.liveTableNumbers();
+    let names: string[];
+    try {
+      names = readdirSync(this.location);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const f = parseFileName(name);
+      if (!f) continue;
+      let remove = false;
+      switch (f.type) {
+        case FileType.Log:
+          remove = f.number < versions.logNumber;
+          break;
+        case FileType.Table:
+          remove = !live.has(f.number) && !this.pendingOutputs.has(f.number);
+          if (remove) this.tableCache.evict(f.number);
+          break;
+        case FileType.Manifest:
+          remove = f.number < versions.manifestNumber;
+          break;
+        case FileType.Temp:
+          remove = true;
+          break;
+        default:
+          break;
+      }
+      if (remove) {
+        try {
+          unlinkSync(`${this.location}/${name}`);
+        } catch {
+          // Already gone, or not ours to remove: the next pass retries.
+        }
+      }
+    }
+  }
+
+  /**
+   * Freezes the memtable and resolves once every frozen memtable is in a level-0 table. Rejects with EngineError
+   * CLOSED, or the background error (IO, CorruptionError) that stopped flushing.
+   */
+  async flush(): Promise<void> {
+    if (this.closing) throw closedError(this.location);
+    if (this.mem.count > 0) this.rotate(0, 0);
+    while (this.flushing) await this.flushing;
+    if (this.bgError) throw this.bgError;
+  }
+
+  /**
+   * Compacts the tables holding keys in [start, end] (both optional) down the levels, level by level, after a
+   * flush. Resolves when done; automatic compaction waits meanwhile. Rejects as `flush`.
+   */
+  async compactRange(start?: Bytes, end?: Bytes): Promise<void> {
+    const begin = start === undefined ? undefined : toKey(start);
+    const last = end === undefined ? undefined : toKey(end);
+    await this.flush();
+    while (this.manualCompaction) await new Promise((r) => setImmediate(r));
+    this.manualCompaction = true;
+    try {
+      while (this.compacting) await this.compacting;
+      if (this.bgError) throw this.bgError;
+      const v = this.versions.current;
+      let deepest = 0;
+      for (let level = 1; level < v.files.length; level++) {
+        if (v.overlapping(level, begin, last).length > 0) deepest = level;
+      }
+      for (let level = 0; level < Math.max(1, deepest) && level < this.options.numLevels - 1; level++) {
+        if (this.closing) throw closedError(this.location);
+        const c = this.picker.pickRange(this.versions.current, level, begin, last);
+        if (c) await this.runCompaction(c);
+      }
+    } catch (err) {
+      if (!(err instanceof EngineError && err.code === ErrorCodes.CLOSED)) this.setBackgroundError(err as Error);
+      throw err;
+    } finally {
+      this.manualCompaction = false;
+      this.maybeScheduleCompaction();
+    }
+  }
+
+  /**
+   * Writes a consistent copy of the database into `dir` (which must not exist or be empty): tables are hard-linked
+   * (copied across file systems), WALs and a fresh manifest copied. The copy opens as its own engine. Rejects with
+   * EngineError INVALID_ARGUMENT (target not empty), CLOSED or IO.
+   */
+  async checkpoint(dir: string): Promise<void> {
+    if (this.closing) throw closedError(this.location);
+    if (!this.wal) await this.flush();
+    this.wal?.writeNow();
+    const logs = this.wal ? [...this.imms.map((i) => i.log), this.memLog] : [];
+    const edit = this.versions.snapshotEdit();
+    edit.logNumber = logs.length > 0 ? logs[0]! : this.versions.nextFileNumber;
+    createCheckpoint(this.location, dir, edit, logs);
+  }
+
+  /** Counters and sizes, for monitoring and tests. */
+  stats(): EngineStats {
+    const v = this.versions.current;
+    let memtableBytes = this.mem.memoryUsage;
+    for (const i of this.imms) memtableBytes += i.mem.memoryUsage;
+    return {
+      levels: v.files.map((files, level) => ({ files: files.length, bytes: v.levelBytes(level) })),
+      memtableBytes,
+      immutableMemtables: this.imms.length,
+      lastSequence: this.versions.lastSequence,
+      ...this.counters,
+      liveSnapshots: this.snapshots.size,
+      openIterators: this.iterators.size,
+      openTables: this.tableCache.openCount,
+      blockCache: this.blockCache.stats(),
+    };
+  }
+
+  /** @internal For tests: the tables per level, as `L<n>: number[smallest..largest] ...` lines. */
+  debugLevels(): string[] {
+    return this.versions.current.dump();
+  }
+
+  // ---------------------------------------------------------------- close
+
+  /**
+   * Waits for running flushes and compactions, closes open iterators, releases snapshots, syncs and closes the WAL,
+   * closes the manifest and every table, stops the worker threads and removes the LOCK. Without a WAL, memtables
+   * are flushed first so that nothing written is lost. Writes made after `close()` is called reject with CLOSED.
+   * Idempotent. Rejects with the first error met (everything is still released).
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeAll();
+    return this.closing;
+  }
+
+  private async closeAll(): Promise<void> {
+    let firstError: unknown;
+    const keep = (err: unknown) => {
+      firstError ??= err;
+    };
+    for (const it of [...this.iterators]) it.closeSync();
+    this.snapshots.releaseAll();
+    if (!this.wal && !this.bgError && (this.mem.count > 0 || this.imms.length > 0)) {
+      if (this.mem.count > 0) {
+        this.imms.push({ mem: this.mem, log: 0 });
+        this.mem = new Memtable(4096);
+      }
+      this.maybeScheduleFlush();
+    }
+    while (this.flushing || this.compacting) {
+      await this.flushing?.catch(keep);
+      await this.compacting?.catch(keep);
+    }
+    const waiters = this.stallWaiters;
+    this.stallWaiters = [];
+    for (const w of waiters) w.reject(closedError(this.location));
+    if (this.wal) await this.wal.close();
+    await Promise.all([...this.walClosing]);
+    try {
+      await this.pool?.destroy();
+    } catch (err) {
+      keep(err);
+    }
+    this.pool = undefined;
+    this.closeResources();
+    if (this.bgError && !this.wal) keep(this.bgError);
+    if (firstError !== undefined) throw firstError;
+  }
+
+  private closeResources(): void {
+    this.versions.close();
+    this.tableCache.close();
+    this.blockCache.clear();
+    this.lock.release();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

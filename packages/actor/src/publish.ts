@@ -117,6 +117,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   const sendError = (req: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string) =>
     sendValue(req, reply, ERROR_CODES[code].status, errorBody(code, message));
 
+  app.removeContentTypeParser('text/plain'); // a body is an args array: JSON or msgpack only
   app.addContentTypeParser(MSGPACK, { parseAs: 'buffer' }, (_req, body, done) => {
     try {
       done(null, packr.unpack(body as Buffer));

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
- * `pnpm bench <name> [--records N] [--runs K] [--json FILE] [--systems a,b] [--phases x,y]`
+ * `pnpm bench <name> [--records N] [--runs K] [--json FILE] [--svg FILE] [--systems a,b] [--phases x,y]`
  *
  * Runs a benchmark's systems side by side (one child process per system and run), prints a table on stdout,
- * progress on stderr, and with `--json` writes the results in the format of DESIGN.md. See bench/README.md.
+ * progress on stderr, and with `--json` writes the results in the format of DESIGN.md, with `--svg` a bar chart. See bench/README.md.
  */
 import { writeFile } from 'node:fs/promises';
 import process from 'node:process';
@@ -14,6 +14,7 @@ import { benchmarkNames, loadDefinition } from './harness/registry.js';
 import { buildJsonReport, type ReportHeader } from './harness/report-json.js';
 import { renderTable } from './harness/report-table.js';
 import { summarize } from './harness/statistics.js';
+import { renderSvgChart } from './harness/svg-chart.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   const options = parseCliArgs(argv);
@@ -48,6 +49,10 @@ async function main(argv: readonly string[]): Promise<number> {
   if (options.json !== undefined) {
     await writeFile(options.json, `${JSON.stringify(buildJsonReport(header, rows), null, 2)}\n`);
     process.stderr.write(`wrote ${options.json}\n`);
+  }
+  if (options.svg !== undefined) {
+    await writeFile(options.svg, renderSvgChart(header, rows));
+    process.stderr.write(`wrote ${options.svg}\n`);
   }
   return 0;
 }

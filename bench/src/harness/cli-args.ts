@@ -1,5 +1,5 @@
 /**
- * The command line: `pnpm bench <name> [--records N] [--runs K] [--json FILE] [--systems a,b] [--phases x,y]`,
+ * The command line: `pnpm bench <name> [--records N] [--runs K] [--json FILE] [--svg FILE] [--systems a,b] [--phases x,y]`,
  * parsed with node:util's parseArgs. Parsing is separate from running so that it can be tested.
  */
 import { parseArgs } from 'node:util';
@@ -11,6 +11,7 @@ export interface CliOptions {
   readonly records?: number;
   readonly runs: number;
   readonly json?: string;
+  readonly svg?: string;
   readonly systems?: string[];
   readonly phases?: string[];
 }
@@ -21,6 +22,7 @@ options:
   --records N      data size (default: the benchmark's own)
   --runs K         measured runs after one warm-up run (default 3)
   --json FILE      also write the results as JSON (format in bench/README.md)
+  --svg FILE       also draw the results as an SVG bar chart
   --systems a,b    run only these systems (default: all of the benchmark's)
   --phases x,y     run only these phases (default: all)
   -h, --help       this text and the list of benchmarks`;
@@ -35,6 +37,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
       records: { type: 'string' },
       runs: { type: 'string' },
       json: { type: 'string' },
+      svg: { type: 'string' },
       systems: { type: 'string' },
       phases: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -47,6 +50,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     ...(values.records === undefined ? {} : { records: positiveInteger('--records', values.records) }),
     runs: values.runs === undefined ? 3 : positiveInteger('--runs', values.runs),
     ...(values.json === undefined ? {} : { json: values.json }),
+    ...(values.svg === undefined ? {} : { svg: values.svg }),
     ...(values.systems === undefined ? {} : { systems: list(values.systems) }),
     ...(values.phases === undefined ? {} : { phases: list(values.phases) }),
   };

@@ -11,17 +11,16 @@ export interface BlockCacheOptions {
 // cache of many tiny blocks still stays near its budget.
 const ENTRY_OVERHEAD = 128;
 
-// Keys pack (fileNumber, offset) into one number: offset < 2^32 (tables are below 4 GiB) and fileNumber < 2^21.
-const OFFSET_SPAN = 0x1_0000_0000;
-
 class Node {
-  key: number;
+  fileNumber: number;
+  offset: number;
   block: Block;
   charge: number;
   prev: Node | null = null;
   next: Node | null = null;
-  constructor(key: number, block: Block, charge: number) {
-    this.key = key;
+  constructor(fileNumber: number, offset: number, block: Block, charge: number) {
+    this.fileNumber = fileNumber;
+    this.offset = offset;
     this.block = block;
     this.charge = charge;
   }
@@ -32,12 +31,15 @@ class Node {
  * one engine. File numbers must identify files uniquely for the cache's lifetime (the engine never reuses one).
  *
  * Blocks are immutable, so a block that is evicted while a reader still holds it stays valid for that reader; eviction
- * only drops the cache's reference. A hit costs one Map lookup and a list splice, and allocates nothing.
+ * only drops the cache's reference. A hit costs two small-integer Map lookups and a list splice, and allocates nothing.
  */
 export class BlockCache {
   /** Capacity in bytes. */
   readonly capacity: number;
-  private readonly map = new Map<number, Node>();
+  // File number -> block offset -> node. Two small-integer lookups rather than one packed key: a packed
+  // (file, offset) number would exceed V8's small-integer range and box a heap number on every lookup.
+  private readonly files = new Map<number, Map<number, Node>>();
+  private count = 0;
   // Sentinel of the circular LRU list: head.next is the most recently used, head.prev the least.
   private readonly head: Node;
   private used = 0;
@@ -49,14 +51,14 @@ export class BlockCache {
     if (!Number.isFinite(capacity) || capacity < 0)
       throw invalidArgument(`block cache capacity must be >= 0, got ${capacity}`);
     this.capacity = capacity;
-    this.head = new Node(-1, null as unknown as Block, 0);
+    this.head = new Node(-1, -1, null as unknown as Block, 0);
     this.head.prev = this.head;
     this.head.next = this.head;
   }
 
   /** The cached block at (fileNumber, offset), marked most recently used; undefined on a miss. */
   get(fileNumber: number, offset: number): Block | undefined {
-    const node = this.map.get(fileNumber * OFFSET_SPAN + offset);
+    const node = this.files.get(fileNumber)?.get(offset);
     if (node === undefined) {
       this.missCount++;
       return undefined;
@@ -69,31 +71,39 @@ export class BlockCache {
 
   /** Caches `block` at (fileNumber, offset), replacing any block there, then evicts least recently used blocks. */
   insert(fileNumber: number, offset: number, block: Block): void {
-    const key = fileNumber * OFFSET_SPAN + offset;
-    const old = this.map.get(key);
+    const old = this.files.get(fileNumber)?.get(offset);
     if (old !== undefined) this.remove(old);
+    let blocks = this.files.get(fileNumber);
     const charge = block.charge + ENTRY_OVERHEAD;
     if (charge > this.capacity) return;
-    const node = new Node(key, block, charge);
-    this.map.set(key, node);
+    if (blocks === undefined) {
+      blocks = new Map();
+      this.files.set(fileNumber, blocks);
+    }
+    const node = new Node(fileNumber, offset, block, charge);
+    blocks.set(offset, node);
+    this.count++;
     this.pushFront(node);
     this.used += charge;
     while (this.used > this.capacity) this.remove(this.head.prev!);
   }
 
-  /** Drops every block of `fileNumber` (a table that was deleted). Walks the whole cache: call it per file deletion. */
+  /** Drops every block of `fileNumber` (a table that was deleted). */
   evictFile(fileNumber: number): void {
-    let node = this.head.next!;
-    while (node !== this.head) {
-      const next = node.next!;
-      if (Math.floor(node.key / OFFSET_SPAN) === fileNumber) this.remove(node);
-      node = next;
+    const blocks = this.files.get(fileNumber);
+    if (blocks === undefined) return;
+    for (const node of blocks.values()) {
+      this.unlink(node);
+      this.used -= node.charge;
     }
+    this.count -= blocks.size;
+    this.files.delete(fileNumber);
   }
 
   /** Drops everything. */
   clear(): void {
-    this.map.clear();
+    this.files.clear();
+    this.count = 0;
     this.head.prev = this.head;
     this.head.next = this.head;
     this.used = 0;
@@ -106,7 +116,7 @@ export class BlockCache {
 
   /** Number of blocks held. */
   get size(): number {
-    return this.map.size;
+    return this.count;
   }
 
   /** Hit and miss counts since creation, for tests and stats. */
@@ -114,7 +124,7 @@ export class BlockCache {
     return {
       hits: this.hitCount,
       misses: this.missCount,
-      blocks: this.map.size,
+      blocks: this.count,
       usage: this.used,
       capacity: this.capacity,
     };
@@ -122,7 +132,10 @@ export class BlockCache {
 
   private remove(node: Node): void {
     this.unlink(node);
-    this.map.delete(node.key);
+    const blocks = this.files.get(node.fileNumber)!;
+    blocks.delete(node.offset);
+    if (blocks.size === 0) this.files.delete(node.fileNumber);
+    this.count--;
     this.used -= node.charge;
   }
 

@@ -1,16 +1,31 @@
 import { invalidArgument } from './errors.js';
 
 /**
- * Bloom filter over user keys, one per table ("full filter", as in RocksDB), probed by double hashing
- * (Kirsch-Mitzenmacher: probe i is h + i*delta, delta = h rotated by 17 bits, as LevelDB's bloom.cc does).
+ * Bloom filter over user keys, one per table ("full filter", as in RocksDB), cache-local: every key's probes fall in
+ * one 64-byte block (a CPU cache line), so a lookup costs one cache miss however many probes it makes. This is the
+ * layout of RocksDB's FastLocalBloom; at 10 bits per key it gives about 1% false positives, close to a plain bloom
+ * filter's 0.8%, for a third of the memory traffic.
  *
  * Layout (see FORMAT.md, "Filter block"):
  *
- *   filter := bits[ceil(numBits / 8)] | k: uint8
+ *   filter := lines[numLines * 64] | k: uint8
  *
- * Bit b lives in byte b >> 3 at position b & 7. numBits is the byte count times 8. A `k` above 30 is reserved for
- * other encodings and reads as "may contain everything", so an old reader never drops keys of a newer filter.
+ * A key with 32-bit hash h uses line floor(h * numLines / 2^32). Its k probes come from g = h * 0x9e3779b9
+ * (mod 2^32), multiplied again by 0x9e3779b9 after each probe; a probe sets bit (g >>> 23) of the line (bit b lives in
+ * byte b >> 3 at position b & 7). A `k` of 0 or above 30 is reserved and reads as "may contain everything", so an old
+ * reader never drops keys of a newer filter.
  */
+
+/** Bytes per line: one cache line, 512 bits. */
+export const BLOOM_LINE_BYTES = 64;
+// Multiplier deriving each probe from the previous one: 2^32 / golden ratio, odd, so successive values stay spread.
+const GOLDEN = 0x9e3779b9 | 0;
+
+/** The line of a hash among `numLines`: floor(h * numLines / 2^32), computed exactly in doubles. */
+function lineOf(h: number, numLines: number): number {
+  const t = (h >>> 16) * numLines + Math.floor(((h & 0xffff) * numLines) / 0x1_0000);
+  return Math.floor(t / 0x1_0000);
+}
 
 /** Probes per key for a bits-per-key budget: bits * ln 2 minimizes the false-positive rate; clamped to [1, 30]. */
 export function bloomProbes(bitsPerKey: number): number {
@@ -87,22 +102,21 @@ export class BloomFilterBuilder {
     this.hashes[this.count++] = bloomHash(buf, off, len);
   }
 
-  /** Encodes the filter (bits then k) into a new array. */
+  /** Encodes the filter (lines then k) into a new array. */
   finish(): Uint8Array {
-    // A floor of 64 bits keeps the false-positive rate sane for tiny tables.
-    const numBits0 = Math.max(64, Math.ceil(this.count * this.bitsPerKey));
-    const numBytes = (numBits0 + 7) >>> 3;
-    const numBits = numBytes * 8;
+    const numLines = Math.max(1, Math.ceil((this.count * this.bitsPerKey) / (BLOOM_LINE_BYTES * 8)));
     const k = bloomProbes(this.bitsPerKey);
-    const out = new Uint8Array(numBytes + 1);
-    out[numBytes] = k;
+    const size = numLines * BLOOM_LINE_BYTES;
+    const out = new Uint8Array(size + 1);
+    out[size] = k;
     for (let j = 0; j < this.count; j++) {
-      let h = this.hashes[j]!;
-      const delta = ((h >>> 17) | (h << 15)) >>> 0;
+      const h = this.hashes[j]!;
+      const base = lineOf(h, numLines) * BLOOM_LINE_BYTES;
+      let g = Math.imul(h, GOLDEN);
       for (let i = 0; i < k; i++) {
-        const bit = h % numBits;
-        out[bit >>> 3]! |= 1 << (bit & 7);
-        h = (h + delta) >>> 0;
+        const bit = g >>> 23;
+        out[base + (bit >>> 3)]! |= 1 << (bit & 7);
+        g = Math.imul(g, GOLDEN);
       }
     }
     return out;
@@ -116,16 +130,17 @@ export class BloomFilterBuilder {
 
 /** Read side of a filter written by BloomFilterBuilder. */
 export class BloomFilter {
-  private readonly bits: Uint8Array;
-  private readonly numBits: number;
+  private readonly lines: Uint8Array;
+  private readonly numLines: number;
   private readonly k: number;
 
-  /** `filter` is the encoded filter (bits then k); the instance keeps a view of it. Never throws. */
+  /** `filter` is the encoded filter (lines then k); the instance keeps a view of it. Never throws. */
   constructor(filter: Uint8Array) {
-    const n = filter.length - 1;
-    this.bits = filter;
-    this.numBits = n > 0 ? n * 8 : 0;
-    this.k = n > 0 ? filter[n]! : 0;
+    const size = filter.length - 1;
+    this.lines = filter;
+    // A length that is not whole lines plus k cannot be ours: treat it as "no filter" (numLines 0 -> may contain).
+    this.numLines = size > 0 && size % BLOOM_LINE_BYTES === 0 ? size / BLOOM_LINE_BYTES : 0;
+    this.k = size >= 0 ? filter[size]! : 0;
   }
 
   /** False only if the key `buf[off..off+len)` was certainly not added. */
@@ -141,16 +156,15 @@ export class BloomFilter {
   /** Probes by a precomputed {@link bloomHash}, so one hash can test many tables' filters. */
   mayContainHash(hash: number): boolean {
     const k = this.k;
-    // An empty or unknown filter (k > 30 is reserved) must not drop keys.
-    if (this.numBits === 0 || k > 30 || k === 0) return true;
-    const bits = this.bits;
-    const numBits = this.numBits;
-    let h = hash;
-    const delta = ((h >>> 17) | (h << 15)) >>> 0;
+    // An empty or unknown filter (k 0 or above 30 is reserved) must not drop keys.
+    if (this.numLines === 0 || k > 30 || k === 0) return true;
+    const lines = this.lines;
+    const base = lineOf(hash, this.numLines) * BLOOM_LINE_BYTES;
+    let g = Math.imul(hash, GOLDEN);
     for (let i = 0; i < k; i++) {
-      const bit = h % numBits;
-      if ((bits[bit >>> 3]! & (1 << (bit & 7))) === 0) return false;
-      h = (h + delta) >>> 0;
+      const bit = g >>> 23;
+      if ((lines[base + (bit >>> 3)]! & (1 << (bit & 7))) === 0) return false;
+      g = Math.imul(g, GOLDEN);
     }
     return true;
   }

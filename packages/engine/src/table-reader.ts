@@ -508,10 +508,13 @@ function readBlockContents(
     throw new CorruptionError(path, offset, 'block checksum mismatch');
   }
   const stored = buf.subarray(0, size);
-  if (type === CompressionType.None) return stored;
+  // Blocks are plain Uint8Arrays (not Buffers) over the read memory: every block the iterators see then has one
+  // hidden class, and value views are cheap TypedArray subarrays rather than Buffer constructions.
+  if (type === CompressionType.None) return new Uint8Array(buf.buffer, buf.byteOffset, size);
   if (type === CompressionType.Deflate) {
     try {
-      return inflateRawSync(stored);
+      const plain = inflateRawSync(stored);
+      return new Uint8Array(plain.buffer, plain.byteOffset, plain.length);
     } catch {
       throw new CorruptionError(path, offset, 'block does not inflate');
     }

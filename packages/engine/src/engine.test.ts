@@ -1,0 +1,211 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Engine } from './engine.js';
+import { EngineError } from './errors.js';
+
+const dec = new TextDecoder();
+const str = (v: Uint8Array | undefined) => (v === undefined ? undefined : dec.decode(v));
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'heapless-engine-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function entries(db: Engine, options: Parameters<Engine['iterator']>[0] = {}): Promise<string[]> {
+  const out: string[] = [];
+  for await (const [k, v] of db.iterator(options)) out.push(`${dec.decode(k)}=${dec.decode(v)}`);
+  return out;
+}
+
+describe('Engine', () => {
+  it('puts, gets and deletes; a write is visible before its promise is awaited', async () => {
+    const db = await Engine.open(dir);
+    const p = db.put('a', '1');
+    expect(str(db.getSync('a'))).toBe('1');
+    await p;
+    await db.put(new Uint8Array([0, 255]), new Uint8Array([1, 2, 3]));
+    expect(await db.get(new Uint8Array([0, 255]))).toEqual(new Uint8Array([1, 2, 3]));
+    void db.delete('a');
+    expect(db.getSync('a')).toBeUndefined();
+    expect(await db.get('missing')).toBeUndefined();
+    await db.put('empty', '');
+    expect(await db.get('empty')).toEqual(new Uint8Array(0));
+    await db.close();
+  });
+
+  it('writes batches atomically, both forms, and rejects a bad operation without writing any', async () => {
+    const db = await Engine.open(dir);
+    await db.write([
+      { type: 'put', key: 'x', value: '1' },
+      { type: 'put', key: 'y', value: '2' },
+      { type: 'del', key: 'x' },
+    ]);
+    expect(await entries(db)).toEqual(['y=2']);
+    await db.batch().put('z', '3').del('y').write({ sync: true });
+    expect(await entries(db)).toEqual(['z=3']);
+    await expect(db.write([{ type: 'put', key: 'w', value: '4' }, { type: 'nope' } as never])).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_INVALID_ARGUMENT',
+    });
+    expect(await db.get('w')).toBeUndefined();
+    await expect(db.put(5 as never, 'v')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' });
+    await db.close();
+  });
+
+  it('getMany answers in the order asked', async () => {
+    const db = await Engine.open(dir);
+    await db.write(['c', 'a', 'b'].map((k) => ({ type: 'put' as const, key: k, value: k.toUpperCase() })));
+    expect((await db.getMany(['b', 'zz', 'a', 'c'])).map(str)).toEqual(['B', undefined, 'A', 'C']);
+    await db.close();
+  });
+
+  it('snapshots and iterators see the state as of their creation, across flushes and compactions', async () => {
+    const db = await Engine.open(dir, { writeBufferSize: 8192 });
+    for (let i = 0; i < 300; i++) await db.put(`k${String(i).padStart(3, '0')}`, `v${i}`);
+    const snap = db.snapshot();
+    const it = db.iterator({ gte: 'k100', lt: 'k103' });
+    for (let i = 0; i < 300; i++) await db.put(`k${String(i).padStart(3, '0')}`, `w${i}`);
+    await db.delete('k101');
+    await db.flush();
+    await db.compactRange();
+    expect(str(db.getSync('k101', { snapshot: snap }))).toBe('v101');
+    expect(db.getSync('k101')).toBeUndefined();
+    expect(str(await db.get('k102'))).toBe('w102');
+    expect((await it.nextv(10)).map(([k, v]) => `${dec.decode(k)}=${dec.decode(v)}`)).toEqual([
+      'k100=v100',
+      'k101=v101',
+      'k102=v102',
+    ]);
+    await it.close();
+    expect(await entries(db, { snapshot: snap, gt: 'k297' })).toEqual(['k298=v298', 'k299=v299']);
+    snap.release();
+    expect(() => db.getSync('k1', { snapshot: snap })).toThrow(EngineError);
+    expect(db.stats().levels.some((l, i) => i > 0 && l.files > 0)).toBe(true);
+    await db.close();
+  });
+
+  it('iterates with bounds, reverse, limit, seek and without keys or values', async () => {
+    const db = await Engine.open(dir);
+    for (const k of ['a', 'b', 'c', 'd', 'e']) await db.put(k, k + k);
+    expect(await entries(db, { gt: 'a', lte: 'd' })).toEqual(['b=bb', 'c=cc', 'd=dd']);
+    expect(await entries(db, { gte: 'b', lt: 'e', reverse: true })).toEqual(['d=dd', 'c=cc', 'b=bb']);
+    expect(await entries(db, { reverse: true, limit: 2 })).toEqual(['e=ee', 'd=dd']);
+    expect(await entries(db, { limit: 0 })).toEqual([]);
+    const it = db.iterator({ lt: 'e' });
+    it.seek('c');
+    expect(str((await it.next())?.[0])).toBe('c');
+    it.seek('0');
+    expect(str((await it.next())?.[0])).toBe('a');
+    it.seek('z');
+    expect(await it.next()).toBeUndefined();
+    await it.close();
+    await expect(it.next()).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CLOSED' });
+    const rit = db.iterator({ reverse: true });
+    rit.seek('bb');
+    expect(str((await rit.next())?.[0])).toBe('b');
+    await rit.close();
+    const [[k, v]] = (await db.iterator({ keys: false, limit: 1 }).nextv(5)) as [[Uint8Array, Uint8Array]];
+    expect([k.length, str(v)]).toEqual([0, 'aa']);
+    await db.close();
+  });
+
+  it('recovers from the WAL after close, and from tables after flushes, with sequence numbers intact', async () => {
+    let db = await Engine.open(dir, { writeBufferSize: 16 * 1024 });
+    for (let i = 0; i < 2000; i++) await db.put(`key${i}`, `value${i}`);
+    for (let i = 0; i < 2000; i += 3) await db.delete(`key${i}`);
+    const seq = db.stats().lastSequence;
+    await db.close();
+    db = await Engine.open(dir, { writeBufferSize: 16 * 1024 });
+    expect(db.stats().lastSequence).toBe(seq);
+    for (let i = 0; i < 2000; i++) expect(str(db.getSync(`key${i}`))).toBe(i % 3 === 0 ? undefined : `value${i}`);
+    expect((await entries(db)).length).toBe(2000 - 667);
+    await db.close();
+  });
+
+  it('without a WAL, close flushes the memtable so nothing is lost', async () => {
+    let db = await Engine.open(dir, { wal: false });
+    await db.put('k', 'v');
+    await db.close();
+    expect(readdirSync(dir).some((f) => f.endsWith('.log'))).toBe(false);
+    db = await Engine.open(dir, { wal: false });
+    expect(str(await db.get('k'))).toBe('v');
+    await db.close();
+  });
+
+  it('refuses a second open of the same directory, and allows it after close', async () => {
+    const db = await Engine.open(dir);
+    await expect(Engine.open(dir)).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_LOCKED',
+      message: expect.stringContaining(dir),
+    });
+    await db.close();
+    const again = await Engine.open(dir);
+    await again.close();
+  });
+
+  it('honours createIfMissing and errorIfExists', async () => {
+    const missing = join(dir, 'nope');
+    await expect(Engine.open(missing, { createIfMissing: false })).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_NOT_FOUND',
+    });
+    (await Engine.open(missing)).close();
+    await new Promise((r) => setImmediate(r));
+    await expect(Engine.open(missing, { errorIfExists: true })).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_NOT_FOUND',
+    });
+    await expect(Engine.open(dir, { writeBufferSize: -1 })).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_INVALID_ARGUMENT',
+    });
+  });
+
+  it('rejects calls after close with CLOSED, and close is idempotent', async () => {
+    const db = await Engine.open(dir);
+    await db.close();
+    await db.close();
+    await expect(db.put('a', 'b')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CLOSED' });
+    await expect(db.get('a')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CLOSED' });
+    expect(() => db.iterator()).toThrow(EngineError);
+  });
+
+  it('makes a checkpoint that opens as its own engine with the same contents', async () => {
+    const db = await Engine.open(dir, { writeBufferSize: 8192 });
+    for (let i = 0; i < 500; i++) await db.put(`k${i}`, `v${i}`);
+    await db.flush();
+    for (let i = 0; i < 50; i++) await db.put(`late${i}`, `x${i}`);
+    const copy = join(dir, 'copy');
+    await db.checkpoint(copy);
+    await db.put('after', 'checkpoint');
+    const expected = await entries(db);
+    await db.close();
+    const cp = await Engine.open(copy);
+    const got = await entries(cp);
+    expect(got).toEqual(expected.filter((e) => e !== 'after=checkpoint'));
+    await cp.close();
+    const db2 = await Engine.open(dir);
+    await expect(db2.checkpoint(copy)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' });
+    await db2.close();
+  });
+
+  it('leaves no handles, timers or workers behind after close, even with open iterators', async () => {
+    const count = () => {
+      const m = new Map<string, number>();
+      for (const r of process.getActiveResourcesInfo()) m.set(r, (m.get(r) ?? 0) + 1);
+      return m;
+    };
+    const grew = (before: Map<string, number>) =>
+      [...count()].filter(([r, n]) => n > (before.get(r) ?? 0)).map(([r, n]) => `${r}+${n - (before.get(r) ?? 0)}`);
+    const before = count();
+    const db = await Engine.open(dir, { writeBufferSize: 8192, level0CompactionTrigger: 2 });
+    for (let i = 0; i < 3000; i++) await db.put(`key${i}`, `value${i}`, { sync: i % 500 === 0 });
+    await db.flush();
+    await db.compactRange();
+    const it = db.iterator();
+    await it.next();
+    db.snapshot();
+    expect(grew(before).length).toBeGreaterThan(0); // the worker threads are running: the check can see them
+    await db.close();
+    expect(grew(before)).toEqual([]);
+    expect(readdirSync(dir)).not.toContain('LOCK');
+  });
+});

@@ -187,7 +187,8 @@ describe('Engine', () => {
     await db2.close();
   });
 
-  it('leaves no handles, timers or workers behind after close, even with open iterators', async () => {
+  it('leaves no file descriptors, handles, timers or workers behind after close, even with open iterators', async () => {
+    const fds = () => readdirSync('/proc/self/fd').length;
     const count = () => {
       const m = new Map<string, number>();
       for (const r of process.getActiveResourcesInfo()) m.set(r, (m.get(r) ?? 0) + 1);
@@ -196,6 +197,7 @@ describe('Engine', () => {
     const grew = (before: Map<string, number>) =>
       [...count()].filter(([r, n]) => n > (before.get(r) ?? 0)).map(([r, n]) => `${r}+${n - (before.get(r) ?? 0)}`);
     const before = count();
+    const fdsBefore = fds();
     const db = await Engine.open(dir, { writeBufferSize: 8192, level0CompactionTrigger: 2 });
     for (let i = 0; i < 3000; i++) await db.put(`key${i}`, `value${i}`, { sync: i % 500 === 0 });
     await db.flush();
@@ -203,9 +205,13 @@ describe('Engine', () => {
     const it = db.iterator();
     await it.next();
     db.snapshot();
-    expect(grew(before).length).toBeGreaterThan(0); // the worker threads are running: the check can see them
+    // The checks can see what is open: the WAL, the manifest, tables, worker threads.
+    expect(fds()).toBeGreaterThan(fdsBefore + 2);
+    expect(db.stats().workerThreads).toBeGreaterThan(0);
     await db.close();
     expect(grew(before)).toEqual([]);
+    expect(fds()).toBe(fdsBefore);
+    expect(db.stats().workerThreads).toBe(0);
     expect(readdirSync(dir)).not.toContain('LOCK');
   });
 });

@@ -72,6 +72,8 @@ export interface EngineStats {
   liveSnapshots: number;
   openIterators: number;
   openTables: number;
+  /** Worker threads of the flush and compaction pool (0 before the first flush and after close). */
+  workerThreads: number;
   blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number };
 }
 
@@ -777,6 +779,7 @@ export class Engine {
       liveSnapshots: this.snapshots.size,
       openIterators: this.iterators.size,
       openTables: this.tableCache.openCount,
+      workerThreads: this.pool?.threads.length ?? 0,
       blockCache: this.blockCache.stats(),
     };
   }

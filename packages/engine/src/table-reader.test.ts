@@ -310,3 +310,23 @@ describe('table corruption', () => {
     }
   });
 });
+
+describe('table debug dump', () => {
+  it('lists properties, index entries and entries', () => {
+    const path = buildTable(
+      [
+        [makeInternalKey(enc.encode('a'), 3, ValueKind.Value), enc.encode('x')],
+        [makeInternalKey(enc.encode('a'), 2, ValueKind.Deletion), new Uint8Array(0)],
+        [makeInternalKey(enc.encode('cat'), 1, ValueKind.Value), enc.encode('yz')],
+      ],
+      { bloomBitsPerKey: 0 },
+    );
+    const r = TableReader.open(path, { fileNumber: 9 });
+    const lines = r.debugDump({ entries: true }).split('\n');
+    expect(lines[0]).toMatch(/3 entries \(1 deletions\) in 1 blocks/);
+    // The only index entry is the short successor of "cat": "d" with the largest sequence.
+    expect(lines[1]).toBe(`index 64@${2 ** 45 - 1} -> block @0+${r.properties.dataSize - 5}`);
+    expect(lines.slice(2)).toEqual(['  61@3 = 78', '  61@2 del = ', '  636174@1 = 797a']);
+    r.close();
+  });
+});

@@ -6,7 +6,7 @@ import { BloomFilter } from './bloom.js';
 import { crc32c, unmaskCrc } from './crc32c.js';
 import { CorruptionError, EngineError, ErrorCodes } from './errors.js';
 import type { InternalIterator } from './internal-iterator.js';
-import { SEEK_KIND, TRAILER_SIZE, ValueKind, writeTrailer } from './internal-key.js';
+import { MAX_SEQUENCE, SEEK_KIND, sequenceOf, TRAILER_SIZE, ValueKind, writeTrailer } from './internal-key.js';
 import {
   BLOCK_TRAILER_SIZE,
   CompressionType,
@@ -205,7 +205,7 @@ export class TableReader {
     const target = this.seekKey;
     if (ulen < 32) for (let i = 0; i < ulen; i++) target[i] = userKey[i]!;
     else target.set(userKey);
-    writeTrailer(target, ulen, seq, SEEK_KIND);
+    writeTrailer(target, ulen, seq < MAX_SEQUENCE ? seq : MAX_SEQUENCE, SEEK_KIND);
 
     const index = this.getIndexIter;
     const data = this.getDataIter;
@@ -284,6 +284,35 @@ export class TableReader {
   /** Open iterators pinning this reader. */
   get pinCount(): number {
     return this.pins;
+  }
+
+  /**
+   * A readable listing for tests and debugging: the properties, one line per index entry (separator, handle) and,
+   * with `entries`, one line per entry (`user key hex @seq kind = value hex`). Reads every block: not for hot paths.
+   */
+  debugDump(options: { entries?: boolean } = {}): string {
+    const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
+    const ikey = (k: Uint8Array) =>
+      `${hex(k.subarray(0, k.length - TRAILER_SIZE))}@${sequenceOf(k)}${k[k.length - 1] === ValueKind.Deletion ? ' del' : ''}`;
+    const p = this.properties;
+    const lines = [
+      `table ${this.path} (file ${this.fileNumber}): ${p.entries} entries (${p.deletions} deletions) in ${p.dataBlocks} blocks, ` +
+        `${this.fileSize} bytes, compression ${p.compression}, filter ${p.filterSize} bytes`,
+    ];
+    const index = this.indexIterator();
+    for (index.seekToFirst(); index.valid(); index.next()) {
+      this.decodeHandle(index);
+      lines.push(`index ${ikey(index.key())} -> block @${this.hOffset}+${this.hSize}`);
+    }
+    if (options.entries) {
+      const it = this.iterator();
+      try {
+        for (it.seekToFirst(); it.valid(); it.next()) lines.push(`  ${ikey(it.key())} = ${hex(it.value())}`);
+      } finally {
+        it.close();
+      }
+    }
+    return lines.join('\n');
   }
 
   /** @internal Called by TableIterator.close(). */

@@ -72,7 +72,9 @@ describe('merging iterator', () => {
         (raw, k, ops) => {
           const all = raw.map(([u, s]) => makeInternalKey(u, s, ValueKind.Value)).sort(compareInternalKeys);
           const parts: Uint8Array[][] = Array.from({ length: k }, () => []);
-          all.forEach((key, i) => parts[(i * 7 + key[0]!) % k]!.push(key));
+          all.forEach((key, i) => {
+            parts[(i * 7 + key[0]!) % k]!.push(key);
+          });
           const m = new MergingIterator(parts.map(child));
           for (const [start, moves] of ops) {
             let pos: number;

@@ -205,7 +205,7 @@ export class TableReader {
     const target = this.seekKey;
     if (ulen < 32) for (let i = 0; i < ulen; i++) target[i] = userKey[i]!;
     else target.set(userKey);
-    writeTrailer(target, ulen, seq < MAX_SEQUENCE ? seq : MAX_SEQUENCE, SEEK_KIND);
+    writeTrailer(target, ulen, Math.min(seq, MAX_SEQUENCE), SEEK_KIND);
 
     const index = this.getIndexIter;
     const data = this.getDataIter;

@@ -50,7 +50,6 @@ const small = TableReader.open(path, { fileNumber: 2, cache: new BlockCache() })
   for (it.seekToFirst(); it.valid(); it.next()) {}
   it.close();
 }
-});
 
 let seed = 12345;
 const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % N;
@@ -62,6 +61,7 @@ afterAll(() => {
   hot.close();
   small.close();
   rmSync(dir, { recursive: true, force: true });
+});
 
 describe(`table of ${N} entries, ${OPS} ops per call`, () => {
   bench('get hit, every block cached', () => {

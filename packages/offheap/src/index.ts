@@ -7,6 +7,9 @@ export {
   type OffHeapMapOptions,
   type OffHeapMapStats,
 } from './offheap-map.js';
+export { attach, OffHeapMapReader } from './offheap-reader.js';
+export type { WorkerFunction } from './parallel-task.js';
+export type { ScanCursor } from './record-cursor.js';
 export type { SharedLayout, SharedMapHandle } from './shared-handle.js';
 export {
   type ArrayType,

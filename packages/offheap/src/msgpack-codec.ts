@@ -15,6 +15,12 @@ export class MsgpackCodec {
   private readonly packr: Packr;
   /** Reused options object for `unpack(buffer, { start, end })`: decoding a slice allocates no view. */
   private readonly range = { start: 0, end: 0 };
+  /**
+   * Values are decoded from a private copy, not from the shared segment: msgpackr's native string extractor
+   * refuses SharedArrayBuffer memory (and throws, which costs microseconds per value), and a reader thread must
+   * decode bytes that can no longer change under it anyway. Grows to the largest value decoded.
+   */
+  private scratch: Buffer = Buffer.allocUnsafeSlow(4096);
   private dirty = false;
 
   /**
@@ -55,11 +61,21 @@ export class MsgpackCodec {
 
   /** Decodes `src[start, end)`. Throws DECODE_FAILED. */
   decode(src: Uint8Array, start: number, end: number): unknown {
+    const n = end - start;
+    let scratch = this.scratch;
+    if (n > scratch.length) scratch = this.scratch = Buffer.allocUnsafeSlow(Math.max(n, scratch.length * 2));
+    if (n <= 128) for (let i = 0; i < n; i++) scratch[i] = src[start + i]!;
+    else scratch.set(src.subarray(start, end));
+    return this.decodeCopy(scratch, 0, n);
+  }
+
+  /** Decodes `bytes[start, end)` of a buffer no other thread writes (readers copy under their seqlock first). */
+  decodeCopy(bytes: Uint8Array, start: number, end: number): unknown {
     const range = this.range;
     range.start = start;
     range.end = end;
     try {
-      return this.packr.unpack(src, range);
+      return this.packr.unpack(bytes, range);
     } catch (err) {
       throw new OffHeapError(OffHeapErrorCodes.DECODE_FAILED, `stored bytes are not a msgpack value: ${String(err)}`, {
         cause: err,
@@ -72,6 +88,11 @@ export class MsgpackCodec {
     const d = this.dirty;
     this.dirty = false;
     return d;
+  }
+
+  /** Readers: appends structures the owner added since (ids only ever grow; earlier ones never change). */
+  update(structures: Structures): void {
+    for (let i = this.structures.length; i < structures.length; i++) this.structures.push(structures[i]!);
   }
 
   /** The structure table as plain arrays (what is persisted and posted to readers). */

@@ -1,4 +1,7 @@
+import { availableParallelism } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
 import {
   Arena,
   FLAG_LIVE,
@@ -8,10 +11,12 @@ import {
   RECORD_HEADER_BYTES,
   recordBytes,
 } from './arena.js';
-import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from './errors.js';
+import { closedError, invalidArgument, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
 import { HashTable, SLOT_BYTES } from './hash-table.js';
 import { hashBytes, KeyHasher, writeUtf8 } from './key-bytes.js';
 import { MsgpackCodec, type Structures } from './msgpack-codec.js';
+import type { ParallelResult, ParallelTask, WorkerFunction } from './parallel-task.js';
+import { RecordCursor, type ScanCursor } from './record-cursor.js';
 import { CTRL_CLOSED, CTRL_GENERATION, CTRL_SIZE, createControl, stripeOf } from './shared-control.js';
 import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
 import { sizeClassOf } from './size-class.js';
@@ -48,6 +53,8 @@ export interface OffHeapMapOptions<F extends FieldSpec = FieldSpec> {
   capacity?: number;
   /** msgpackr shared structures kept (default 32; above 32 structure ids take two bytes). */
   maxSharedStructures?: number;
+  /** Worker threads for `scan`, `filter` and `getMany` (default: the number of cores). Started on first use. */
+  threads?: number;
 }
 
 /** Memory accounting of a map; every byte figure is off the JS heap (in SharedArrayBuffers). */
@@ -123,6 +130,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private closed = false;
   private pins = 0;
   private persistence: MapPersistence | null = null;
+  private readonly threads: number;
+  private pool: Piscina | null = null;
   /** Set by `find`: the table the key was found in. */
   private foundTable: HashTable;
   /** Set by `find`: the key's hash and UTF-8 length. */
@@ -150,6 +159,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     if (!Number.isInteger(expected) || expected < 0) throw invalidArgument(`capacity must be an integer ≥ 0`);
     this.table = new HashTable(capacityFor(expected));
     this.foundTable = this.table;
+    this.threads = options.threads ?? availableParallelism();
+    if (!Number.isInteger(this.threads) || this.threads < 1) throw invalidArgument('threads must be an integer ≥ 1');
   }
 
   /** Number of entries. */
@@ -385,6 +396,62 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   /**
+   * Runs `fn(cursor, arg)` from a worker module once per partition of the index, on `threads` worker threads in
+   * parallel, and resolves to the results in partition order (combine them yourself). The function sees records
+   * through a ScanCursor. Writes made while the scan runs may or may not be seen; growth of the index is paused
+   * while scans run (unless the new table fills, then a key moved during the scan may be seen twice or missed).
+   * Rejects with WORKER_FAILED (the worker's error as cause) or CLOSED.
+   */
+  async scan<R>(fn: WorkerFunction, partitions = this.threads * 4): Promise<R[]> {
+    return (await this.runPartitions('scan', fn, partitions)) as R[];
+  }
+
+  /**
+   * Entries for which the worker module's predicate `(value, key, arg) => boolean` is true, evaluated on worker
+   * threads. Same concurrency rules as `scan`.
+   */
+  async filter(fn: WorkerFunction, partitions = this.threads * 4): Promise<[K, V][]> {
+    const parts = (await this.runPartitions('filter', fn, partitions)) as [K, V][][];
+    return parts.flat();
+  }
+
+  /** Decoded values of `keys` (undefined where absent), looked up on worker threads in parallel. */
+  async getMany(keys: readonly K[]): Promise<(V | undefined)[]> {
+    if (this.closed) throw closedError('map');
+    if (keys.length === 0) return [];
+    const pool = this.workerPool();
+    const chunk = Math.ceil(keys.length / this.threads);
+    const runs: Promise<unknown>[] = [];
+    for (let i = 0; i < keys.length; i += chunk) {
+      const handle = this.share();
+      const task: ParallelTask = { op: 'getMany', handle, keys: keys.slice(i, i + chunk) };
+      runs.push(this.runTask(pool, task, handle));
+    }
+    return ((await settleAll(runs)) as (V | undefined)[][]).flat();
+  }
+
+  /** `fn(cursor, arg)` over the whole map on the calling thread: the single-threaded counterpart of `scan`. */
+  scanSync<R>(fn: (cursor: ScanCursor<K, V, F>, arg: unknown) => R, arg?: unknown): R[] {
+    if (this.closed) throw closedError('map');
+    const out: R[] = [];
+    for (const t of this.old === null ? [this.table] : [this.old, this.table]) {
+      const cursor = new RecordCursor<K, V, F>(
+        t,
+        0,
+        t.capacity,
+        this.arena,
+        null,
+        this.keysAreStrings,
+        this.codec,
+        this.structType,
+        () => true,
+      );
+      out.push(fn(cursor, arg));
+    }
+    return out;
+  }
+
+  /**
    * Ends the map: waits for pending engine writes, closes the engine, marks the shared memory closed for readers
    * and closes their ports. Idempotent. The map's memory is released when no reader holds it any more.
    */
@@ -393,6 +460,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     this.closed = true;
     Atomics.store(this.control, CTRL_CLOSED, 1);
     for (const p of this.ports.splice(0)) p.close();
+    const pool = this.pool;
+    this.pool = null;
+    if (pool !== null) await pool.destroy();
     const persistence = this.persistence;
     this.persistence = null;
     if (persistence !== null) await persistence.close();
@@ -421,6 +491,80 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   protected get persisting(): MapPersistence | null {
     return this.persistence;
+  }
+
+  private workerPool(): Piscina {
+    if (this.pool === null) {
+      this.pool = new Piscina({
+        filename: new URL('../dist/parallel-worker.js', import.meta.url).href,
+        minThreads: this.threads,
+        maxThreads: this.threads,
+      });
+    }
+    return this.pool;
+  }
+
+  private async runTask(pool: Piscina, task: ParallelTask, handle: SharedMapHandle): Promise<unknown> {
+    let r: ParallelResult;
+    try {
+      r = (await pool.run(task, { transferList: [handle.port] })) as ParallelResult;
+    } catch (err) {
+      throw new OffHeapError(
+        OffHeapErrorCodes.WORKER_FAILED,
+        `parallel ${task.op} failed in a worker: ${String(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    if (r.ok) return r.value;
+    const cause = new Error(r.message);
+    cause.stack = r.stack;
+    if (Object.values(OffHeapErrorCodes).includes(r.code as OffHeapErrorCode)) {
+      throw new OffHeapError(r.code as OffHeapErrorCode, r.message, { cause });
+    }
+    throw new OffHeapError(OffHeapErrorCodes.WORKER_FAILED, `parallel ${task.op} failed in a worker: ${r.message}`, {
+      cause,
+    });
+  }
+
+  private async runPartitions(op: 'scan' | 'filter', fn: WorkerFunction, partitions: number): Promise<unknown[]> {
+    if (this.closed) throw closedError('map');
+    // A URL (file:, data:) as it is; anything else is a path.
+    const module =
+      fn.module instanceof URL
+        ? fn.module.href
+        : /^[a-z][a-z0-9+.-]+:/i.test(fn.module)
+          ? fn.module
+          : pathToFileURL(fn.module).href;
+    const pool = this.workerPool();
+    const tables = this.old === null ? [this.table] : [this.old, this.table];
+    const total = tables.reduce((n, t) => n + t.capacity, 0);
+    const per = Math.max(1024, Math.ceil(total / Math.max(1, partitions)));
+    const runs: Promise<unknown>[] = [];
+    this.pins++;
+    try {
+      for (const t of tables) {
+        for (let from = 0; from < t.capacity; from += per) {
+          const handle = this.share();
+          const task: ParallelTask = {
+            op,
+            handle,
+            table: t.sab,
+            capacity: t.capacity,
+            from,
+            to: Math.min(t.capacity, from + per),
+            module,
+            name: fn.name ?? 'default',
+            arg: fn.arg,
+          };
+          runs.push(this.runTask(pool, task, handle));
+        }
+      }
+      return await settleAll(runs);
+    } finally {
+      this.pins--;
+    }
   }
 
   /** Slot of `key` (setting foundTable, keyHash, keyLength) or -1. */
@@ -659,6 +803,17 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     if (this.structType !== null) return this.structType.decodeFrom(arena.u8[seg]!, arena.dv[seg]!, start) as V;
     return this.codec!.decode(arena.u8[seg]!, start, start + arena.u32[seg]![off >>> 2]!) as V;
   }
+}
+
+/** Like Promise.all, but waits for every task before rejecting, so no task outlives the call (or the pool). */
+async function settleAll(runs: Promise<unknown>[]): Promise<unknown[]> {
+  const settled = await Promise.allSettled(runs);
+  const out: unknown[] = [];
+  for (const r of settled) {
+    if (r.status === 'rejected') throw r.reason;
+    out.push(r.value);
+  }
+  return out;
 }
 
 /** Smallest power-of-two capacity holding `n` entries at TARGET_LOAD. */

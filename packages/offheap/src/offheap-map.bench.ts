@@ -1,0 +1,152 @@
+/**
+ * Quick measurement, not a test: set / decoded get / one-field read of OffHeapMap (msgpack and struct) against a
+ * Map<string, object>, same keys and records, same run, reported as ops/s and ratios to the Map.
+ *
+ *   npx tsc -p packages/offheap/tsconfig.bench.json && node packages/offheap/dist/bench/offheap-map.bench.js [N]
+ *
+ * The full comparison (5M users, GC pauses, lmdb) is `pnpm bench gc-pressure`.
+ */
+import { OffHeapMap } from './offheap-map.js';
+import { array, struct, utf8 } from './struct.js';
+
+const N = Number(process.argv[2] ?? 1_000_000);
+const User = struct({ id: 'u32', name: utf8(24), email: utf8(40), age: 'u8', friends: array('u32', 3) });
+interface UserRecord {
+  id: number;
+  name: string;
+  email: string;
+  age: number;
+  friends: number[];
+}
+const keys: string[] = [];
+const users: UserRecord[] = [];
+for (let i = 0; i < N; i++) {
+  keys.push(`user:${i}`);
+  users.push({ id: i, name: `name ${i}`, email: `user${i}@example.com`, age: i % 100, friends: [i + 1, i + 2, i + 3] });
+}
+// Reads in a shuffled order so neither side benefits from insertion-order locality.
+const order = new Uint32Array(N);
+for (let i = 0; i < N; i++) order[i] = i;
+for (let i = N - 1; i > 0; i--) {
+  const j = Math.floor(Math.random() * (i + 1));
+  const t = order[i]!;
+  order[i] = order[j]!;
+  order[j] = t;
+}
+
+function time(fn: () => number): { opsPerSec: number; sink: number } {
+  const t0 = performance.now();
+  const sink = fn();
+  return { opsPerSec: N / ((performance.now() - t0) / 1000), sink };
+}
+
+const rows: [string, string, number][] = [];
+let maxSetMs = 0;
+
+for (let round = 0; round < 2; round++) {
+  rows.length = 0;
+  const map = new Map<string, UserRecord>();
+  rows.push([
+    'Map',
+    'set',
+    time(() => {
+      for (let i = 0; i < N; i++) map.set(keys[i]!, users[i]!);
+      return map.size;
+    }).opsPerSec,
+  ]);
+  rows.push([
+    'Map',
+    'get',
+    time(() => {
+      let s = 0;
+      for (let i = 0; i < N; i++) s += map.get(keys[order[i]!]!)!.id;
+      return s;
+    }).opsPerSec,
+  ]);
+  rows.push([
+    'Map',
+    'field read',
+    time(() => {
+      let s = 0;
+      for (let i = 0; i < N; i++) s += map.get(keys[order[i]!]!)!.age;
+      return s;
+    }).opsPerSec,
+  ]);
+  map.clear();
+
+  const om = new OffHeapMap<string, UserRecord>();
+  rows.push([
+    'OffHeapMap msgpack',
+    'set',
+    time(() => {
+      for (let i = 0; i < N; i++) om.set(keys[i]!, users[i]!);
+      return om.size;
+    }).opsPerSec,
+  ]);
+  rows.push([
+    'OffHeapMap msgpack',
+    'get (decoded)',
+    time(() => {
+      let s = 0;
+      for (let i = 0; i < N; i++) s += om.get(keys[order[i]!]!)!.id;
+      return s;
+    }).opsPerSec,
+  ]);
+  await om.close();
+
+  const sm = new OffHeapMap<string, UserRecord, typeof User.fields>({ struct: User });
+  rows.push([
+    'OffHeapMap struct',
+    'set',
+    time(() => {
+      for (let i = 0; i < N; i++) sm.set(keys[i]!, users[i]!);
+      return sm.size;
+    }).opsPerSec,
+  ]);
+  const v = sm.view();
+  rows.push([
+    'OffHeapMap struct',
+    'field read (view)',
+    time(() => {
+      let s = 0;
+      for (let i = 0; i < N; i++) {
+        sm.locate(keys[order[i]!]!, v);
+        s += v.age;
+      }
+      return s;
+    }).opsPerSec,
+  ]);
+  rows.push([
+    'OffHeapMap struct',
+    'get (decoded)',
+    time(() => {
+      let s = 0;
+      for (let i = 0; i < N; i++) s += sm.get(keys[order[i]!]!)!.id;
+      return s;
+    }).opsPerSec,
+  ]);
+  await sm.close();
+
+  // Longest single set during a load (growth is incremental, so no set should pay for a whole rehash).
+  const lm = new OffHeapMap<string, UserRecord>();
+  maxSetMs = 0;
+  for (let i = 0; i < N; i++) {
+    const t0 = performance.now();
+    lm.set(keys[i]!, users[i]!);
+    const dt = performance.now() - t0;
+    if (dt > maxSetMs) maxSetMs = dt;
+  }
+  await lm.close();
+}
+
+const base: Record<string, number> = {};
+for (const [sys, op, v] of rows) if (sys === 'Map') base[op] = v;
+const baseFor = (op: string): number => (op === 'field read (view)' ? base['field read']! : base[op.split(' ')[0]!]!);
+console.log(`N=${N} (second of two rounds)`);
+console.log('system               op                   ops/s        x Map');
+for (const [sys, op, v] of rows) {
+  console.log(
+    `${sys.padEnd(20)} ${op.padEnd(20)} ${Math.round(v).toLocaleString('en').padStart(12)}  ${(v / baseFor(op)).toFixed(2)}`,
+  );
+}
+console.log(`longest single OffHeapMap.set during a ${N}-record load: ${maxSetMs.toFixed(2)} ms`);

@@ -1,0 +1,137 @@
+import { type Arena, LOC_OFFSET_BITS, LOC_TOMBSTONE, RECORD_HEADER_BYTES } from './arena.js';
+import { OffHeapError, OffHeapErrorCodes } from './errors.js';
+import type { HashTable } from './hash-table.js';
+import type { MsgpackCodec } from './msgpack-codec.js';
+import { stripeOf } from './shared-control.js';
+import type { FieldSpec, StructType, StructValue, StructView, StructViewBase, ViewHost } from './struct.js';
+
+const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
+
+/**
+ * What a scan function sees: one record at a time, copied out of the shared arena (under the seqlock when another
+ * thread owns the map) into a private buffer, so decoding never races a writer.
+ *
+ *   for (let n = 0; cursor.next(); ) if (cursor.value.age > 30) n++;
+ */
+export interface ScanCursor<K, V, F extends FieldSpec = FieldSpec> {
+  /** Moves to the next record; false when the range is done. */
+  next(): boolean;
+  /** The current key (a new string or Uint8Array). */
+  readonly key: K;
+  /** The current value, decoded (a new object). */
+  readonly value: V;
+  /** The current value's bytes: a view of the cursor's buffer, valid until `next()`. */
+  readonly bytes: Uint8Array;
+  /** Struct maps: a view positioned on the current record (read-only, valid until `next()`). */
+  readonly view: StructView<F>;
+}
+
+/** ViewHost of cursor views: never stale, never writable. */
+const READ_ONLY_HOST: ViewHost = {
+  epoch: 0,
+  revalidate(): void {},
+  beginWrite(): void {
+    throw new OffHeapError(OffHeapErrorCodes.READ_ONLY, 'a scan cursor view is read-only');
+  },
+  endWrite(): void {},
+};
+
+/** A cursor over slots [from, to) of one table. `control` null: the calling thread owns the map, no locking. */
+export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements ScanCursor<K, V, F> {
+  private slot: number;
+  private readonly end: number;
+  private buf: Buffer = Buffer.allocUnsafeSlow(4096);
+  private dv = new DataView(this.buf.buffer);
+  private keyLength = 0;
+  private valueLength = 0;
+  private structView: StructView<F> | null = null;
+
+  constructor(
+    private readonly table: HashTable,
+    from: number,
+    to: number,
+    private readonly arena: Arena,
+    private readonly control: Int32Array | null,
+    private readonly keysAreStrings: boolean,
+    private readonly codec: MsgpackCodec | null,
+    private readonly structType: StructType<F> | null,
+    /** Readers: called when a record names a segment the reader has not mapped yet; returns false if closed. */
+    private readonly refresh: () => boolean,
+  ) {
+    this.slot = from - 1;
+    this.end = Math.min(to, table.capacity);
+  }
+
+  next(): boolean {
+    const slots = this.table.slots;
+    const control = this.control;
+    for (;;) {
+      const i = ++this.slot;
+      if (i >= this.end) return false;
+      if (slots[i * 2 + 1]! <= LOC_TOMBSTONE) continue;
+      if (control === null) {
+        this.copy(slots[i * 2 + 1]!);
+        return true;
+      }
+      for (;;) {
+        const h = slots[i * 2]!;
+        const st = stripeOf(h);
+        const s1 = Atomics.load(control, st);
+        if ((s1 & 1) !== 0) continue;
+        const loc = slots[i * 2 + 1]!;
+        if (slots[i * 2] !== h) continue;
+        if (loc <= LOC_TOMBSTONE) break; // deleted or moved on since: skip
+        if (loc >>> LOC_OFFSET_BITS >= this.arena.u8.length && !this.refresh()) return false;
+        const ok = this.copy(loc);
+        if (Atomics.load(control, st) === s1 && ok) return true;
+      }
+    }
+  }
+
+  get key(): K {
+    const b = this.buf;
+    return (this.keysAreStrings ? b.toString('utf8', 0, this.keyLength) : b.slice(0, this.keyLength)) as K;
+  }
+
+  get value(): V {
+    const start = this.keyLength;
+    if (this.structType !== null) return this.structType.decodeFrom(this.buf, this.dv, start) as StructValue<F> as V;
+    return this.codec!.decodeCopy(this.buf, start, start + this.valueLength) as V;
+  }
+
+  get bytes(): Uint8Array {
+    return this.buf.subarray(this.keyLength, this.keyLength + this.valueLength);
+  }
+
+  get view(): StructView<F> {
+    if (this.structType === null) {
+      throw new OffHeapError(OffHeapErrorCodes.INVALID_ARGUMENT, 'cursor.view needs a struct map');
+    }
+    if (this.structView === null) this.structView = this.structType.createView(READ_ONLY_HOST);
+    const v = this.structView as unknown as StructViewBase<F>;
+    v._position(this.buf, this.dv, this.keyLength, 0, undefined, 0, 0);
+    return this.structView;
+  }
+
+  /** Copies key and value of the record at `loc` into `buf`; false if its header is not a plausible record. */
+  private copy(loc: number): boolean {
+    const seg = loc >>> LOC_OFFSET_BITS;
+    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const arena = this.arena;
+    const u8 = arena.u8[seg];
+    if (u8 === undefined) return false;
+    const klen = arena.u16[seg]![(off + 4) >>> 1]!;
+    const vlen = arena.u32[seg]![off >>> 2]!;
+    const start = off + RECORD_HEADER_BYTES;
+    const n = klen + vlen;
+    if (start + n > u8.length) return false; // torn header: the seqlock check will retry
+    if (n > this.buf.length) {
+      this.buf = Buffer.allocUnsafeSlow(Math.max(n, this.buf.length * 2));
+      this.dv = new DataView(this.buf.buffer);
+    }
+    u8.copy(this.buf, 0, start, start + n);
+    this.keyLength = klen;
+    this.valueLength = vlen;
+    return true;
+  }
+}

@@ -10,6 +10,7 @@ export {
   type StopOptions,
 } from './actor-handle.js';
 export { ACTOR_ERROR_CODES, ActorError, type ActorErrorCode } from './errors.js';
+export { KvActor, type KvActorOptions, type KvStats, type WriteOptions } from './kv-actor.js';
 export { Metrics } from './metrics.js';
 export { type Published, type PublishOptions, publish } from './publish.js';
 export { Deferred, type ReplySink } from './reply-sink.js';

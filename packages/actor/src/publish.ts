@@ -11,7 +11,13 @@ import {
   PROTOCOL,
   type ServerHello,
 } from '@heapless/client/protocol';
-import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import { Packr } from 'msgpackr';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { handleOf } from './actor-handle.js';
@@ -52,6 +58,8 @@ export interface Published {
   /** The HTTP base URL, e.g. `http://127.0.0.1:7070`. */
   httpUrl: string;
   port: number;
+  /** The server's logger (fastify's pino logger; silent unless `logger` was given). */
+  log: FastifyBaseLogger;
   /**
    * Stops accepting connections and requests, lets calls in flight finish and their replies go out, closes every
    * WebSocket with 1001 and the HTTP server. Does not stop the actor (its owner does). Idempotent.
@@ -209,6 +217,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     url: `ws://${hostInUrl}:${port}${path}`,
     httpUrl: `http://${hostInUrl}:${port}`,
     port,
+    log,
     close() {
       if (closed !== null) return closed;
       closing = true;

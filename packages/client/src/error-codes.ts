@@ -34,6 +34,10 @@ export const ERROR_CODES = {
   MAILBOX_FULL: { wire: 302, status: 503, message: 'actor mailbox is full' },
   /** The actor was stopped; queued calls that were not drained get this too. */
   ACTOR_STOPPED: { wire: 303, status: 503, message: 'actor is stopped' },
+  /** A key longer than the KV actor's maxKeyBytes (UTF-8). */
+  KEY_TOO_LARGE: { wire: 400, status: 413, message: 'key too large' },
+  /** A value longer than the KV actor's maxValueBytes. */
+  VALUE_TOO_LARGE: { wire: 401, status: 413, message: 'value too large' },
   /** A fault in the server itself, not in the actor's method. */
   INTERNAL: { wire: 500, status: 500, message: 'internal server error' },
   /** The server is shutting down and takes no new calls (WebSocket close 1001). */

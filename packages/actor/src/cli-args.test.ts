@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { type CliArgs, parseCli } from './cli-args.js';
+
+const defaults = {
+  command: 'serve',
+  data: './heapless-data',
+  memory: false,
+  host: '127.0.0.1',
+  port: 7070,
+  token: undefined,
+  sync: false,
+  logLevel: 'info',
+};
+
+// [argv, env, expected result or the start of the usage error]
+const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
+  ['serve', {}, defaults as CliArgs],
+  [
+    'serve --data /d --host 0.0.0.0 --port 0 --token t --sync',
+    {},
+    { data: '/d', host: '0.0.0.0', port: 0, token: 't', sync: true },
+  ],
+  ['serve --data=/d --memory --log-level debug', {}, { data: '/d', memory: true, logLevel: 'debug' }],
+  ['serve', { HEAPLESS_TOKEN: 'env' }, { token: 'env' }],
+  ['serve --token argv', { HEAPLESS_TOKEN: 'env' }, { token: 'argv' }],
+  ['', {}, { command: 'help' }],
+  ['help', {}, { command: 'help' }],
+  ['serve -h', {}, { command: 'help' }],
+  ['--version', {}, { command: 'version' }],
+  ['serve --port 70000', {}, '--port must be an integer'],
+  ['serve --port 12x', {}, '--port must be an integer'],
+  ['serve --port', {}, "Option '--port <value>' argument missing"],
+  ['serve --bogus', {}, "Unknown option '--bogus'"],
+  ['start', {}, 'unknown command start'],
+  ['serve extra', {}, 'unexpected argument extra'],
+  ['serve --log-level loud', {}, '--log-level loud is not a pino level'],
+  ['serve --token=', {}, 'the token must not be empty'],
+];
+
+describe('parseCli', () => {
+  for (const [line, env, expected] of cases) {
+    it(`${line || '(nothing)'} ${Object.keys(env).length ? JSON.stringify(env) : ''}`, () => {
+      const argv = line === '' ? [] : line.split(' ');
+      if (typeof expected === 'string') {
+        expect(() => parseCli(argv, env)).toThrow(expected);
+        try {
+          parseCli(argv, env);
+        } catch (e) {
+          expect((e as { code: string }).code).toBe('HEAPLESS_ERR_USAGE');
+        }
+      } else {
+        expect(parseCli(argv, env)).toMatchObject(expected);
+      }
+    });
+  }
+});

@@ -1,0 +1,94 @@
+import { parseArgs } from 'node:util';
+import { ActorError } from './errors.js';
+
+/** `heapless serve` as parsed. */
+export interface ServeArgs {
+  command: 'serve';
+  /** Data directory; ignored with `memory`. */
+  data: string;
+  /** Keep the map in memory only: nothing is read or written on disk. */
+  memory: boolean;
+  host: string;
+  port: number;
+  /** From `--token` or the `HEAPLESS_TOKEN` environment variable (which, unlike argv, `ps` does not show). */
+  token: string | undefined;
+  /** Every write is fsynced before it is acknowledged. */
+  sync: boolean;
+  /** pino level: fatal, error, warn, info, debug, trace, silent. */
+  logLevel: string;
+}
+
+/** A parsed command line. */
+export type CliArgs = ServeArgs | { command: 'help' } | { command: 'version' };
+
+export const USAGE = `Usage: heapless <command> [options]
+
+Commands:
+  serve             serve a KV actor over WebSocket and HTTP on one port
+  help              print this text
+
+Options of serve:
+  --data DIR        data directory (default ./heapless-data)
+  --memory          keep everything in memory, write nothing to disk
+  --host HOST       address to listen on (default 127.0.0.1; any other needs a token)
+  --port PORT       port (default 7070; 0 picks a free one)
+  --token TOKEN     token clients must present (default: $HEAPLESS_TOKEN)
+  --sync            fsync every write before acknowledging it
+  --log-level LVL   fatal|error|warn|info|debug|trace|silent (default info)
+  --version         print the version
+`;
+
+const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** Parses `argv` (without node and the script). Throws `ActorError` `HEAPLESS_ERR_USAGE` with the reason. */
+export function parseCli(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): CliArgs {
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions(argv);
+  } catch (e) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', (e as Error).message, { cause: e });
+  }
+  const { values, positionals } = parsed;
+  if (values.version) return { command: 'version' };
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined || command === 'help') return { command: 'help' };
+  if (command !== 'serve') throw new ActorError('HEAPLESS_ERR_USAGE', `unknown command ${command}`);
+  if (rest.length > 0) throw new ActorError('HEAPLESS_ERR_USAGE', `unexpected argument ${rest[0]}`);
+  const port = Number(values.port ?? '7070');
+  if (!/^\d+$/.test(values.port ?? '7070') || port > 65535) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', `--port must be an integer from 0 to 65535, got ${values.port}`);
+  }
+  const logLevel = values['log-level'] ?? 'info';
+  if (!LEVELS.has(logLevel)) throw new ActorError('HEAPLESS_ERR_USAGE', `--log-level ${logLevel} is not a pino level`);
+  const token = values.token ?? env.HEAPLESS_TOKEN;
+  if (token === '') throw new ActorError('HEAPLESS_ERR_USAGE', 'the token must not be empty');
+  return {
+    command: 'serve',
+    data: values.data ?? './heapless-data',
+    memory: values.memory ?? false,
+    host: values.host ?? '127.0.0.1',
+    port,
+    token,
+    sync: values.sync ?? false,
+    logLevel,
+  };
+}
+
+function parseOptions(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      data: { type: 'string' },
+      memory: { type: 'boolean' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      token: { type: 'string' },
+      sync: { type: 'boolean' },
+      'log-level': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
+    },
+  });
+}

@@ -1,0 +1,68 @@
+import { OffHeapMap } from '@heapless/offheap';
+import { pack, unpack } from 'msgpackr';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KvActor } from './kv-actor.js';
+import { spawn } from './spawn.js';
+
+const refs: { stop(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const r of refs.splice(0)) await r.stop();
+});
+
+function kv(opts: ConstructorParameters<typeof KvActor>[1] = {}) {
+  const ref = spawn(new KvActor(new OffHeapMap<string, unknown>({ threads: 1 }), opts));
+  refs.push(ref);
+  return ref;
+}
+
+describe('KvActor', () => {
+  it('stores the bytes it is given and returns them as they are', async () => {
+    const ref = kv();
+    const bytes = pack({ name: 'ada', age: 36 });
+    await ref.set('u:1', bytes);
+    const back = await ref.get('u:1');
+    expect(Buffer.from(back!).equals(Buffer.from(bytes))).toBe(true);
+    expect(unpack(back!)).toEqual({ name: 'ada', age: 36 });
+    expect(await ref.has('u:1')).toBe(true);
+    expect(await ref.get('u:2')).toBeUndefined();
+    expect(await ref.size()).toBe(1);
+  });
+
+  it('sets and gets many, deletes, and reports off-heap memory', async () => {
+    const ref = kv();
+    await ref.setMany([
+      ['a', pack(1)],
+      ['b', pack(2)],
+    ]);
+    expect((await ref.getMany(['a', 'x', 'b'])).map((v) => (v === undefined ? v : unpack(v)))).toEqual([
+      1,
+      undefined,
+      2,
+    ]);
+    expect(await ref.delete('a')).toBe(true);
+    expect(await ref.delete('a')).toBe(false);
+    const stats = await ref.stats();
+    expect(stats.entries).toBe(1);
+    expect(stats.arenaBytes).toBeGreaterThan(0);
+    expect(stats.heapUsedBytes).toBeGreaterThan(0);
+  });
+
+  it('answers bad input with typed errors and writes nothing from a bad batch', async () => {
+    const ref = kv({ maxKeyBytes: 8, maxValueBytes: 16 });
+    const raw = ref as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    await expect(raw.set(1, pack(1))).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+    await expect(raw.set('k', { not: 'bytes' })).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+    await expect(ref.set('k'.repeat(9), pack(1))).rejects.toMatchObject({ code: 'KEY_TOO_LARGE' });
+    await expect(ref.get('é'.repeat(5))).rejects.toMatchObject({ code: 'KEY_TOO_LARGE' }); // 10 UTF-8 bytes
+    await expect(ref.set('k', new Uint8Array(17))).rejects.toMatchObject({ code: 'VALUE_TOO_LARGE' });
+    await expect(
+      ref.setMany([
+        ['ok', pack(1)],
+        ['bad', new Uint8Array(17)],
+      ]),
+    ).rejects.toMatchObject({ code: 'VALUE_TOO_LARGE' });
+    expect(await ref.has('ok')).toBe(false);
+    await expect(ref.set('s', pack(1), { sync: true })).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+    expect(await ref.has('s')).toBe(false);
+  });
+});

@@ -1,0 +1,63 @@
+import { OffHeapMap } from '@heapless/offheap';
+import type { ServeArgs } from './cli-args.js';
+import { ActorError } from './errors.js';
+import { KvActor } from './kv-actor.js';
+import { Metrics } from './metrics.js';
+import { type Published, publish } from './publish.js';
+import { spawn } from './spawn.js';
+
+/** A running `heapless serve`; `close()` stops accepting, finishes calls in flight, stops the actor (closing the map). */
+export interface RunningServer extends Published {}
+
+/** A map persisted in `dir`, when this build of @heapless/offheap has persistence (`OffHeapMap.open`). */
+async function openPersisted(dir: string): Promise<OffHeapMap<string, unknown>> {
+  const open = (OffHeapMap as unknown as { open?: (o: { dir: string }) => Promise<OffHeapMap<string, unknown>> }).open;
+  if (open === undefined) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', 'this build of @heapless/offheap cannot persist yet: use --memory');
+  }
+  return open.call(OffHeapMap, { dir });
+}
+
+/**
+ * Starts what `heapless serve` runs: a KV actor over an OffHeapMap (persisted in `args.data`, or memory-only), with
+ * metrics, published on `args.host:args.port`, logging with pino at `args.logLevel`.
+ */
+export async function serve(args: ServeArgs): Promise<RunningServer> {
+  const map = args.memory ? new OffHeapMap<string, unknown>() : await openPersisted(args.data);
+  const metrics = new Metrics();
+  metrics.addGauge('heapless_entries', 'Entries in the map.', () => map.size);
+  metrics.addGauge('heapless_offheap_bytes', 'Bytes of the map off the JS heap (index and arena).', () => {
+    const s = map.stats();
+    return s.indexBytes + s.arenaBytes;
+  });
+  let ref: ReturnType<typeof spawn<KvActor>>;
+  try {
+    ref = spawn(new KvActor(map, { sync: args.sync }), { observer: metrics, mailbox: 65_536 });
+  } catch (e) {
+    await map.close();
+    metrics.close();
+    throw e;
+  }
+  let server: Published;
+  try {
+    server = await publish(ref, {
+      host: args.host,
+      port: args.port,
+      token: args.token,
+      logger: { level: args.logLevel },
+      metrics,
+    });
+  } catch (e) {
+    await ref.stop();
+    metrics.close();
+    throw e;
+  }
+  return {
+    ...server,
+    async close() {
+      await server.close();
+      await ref.stop({ drain: true });
+      metrics.close();
+    },
+  };
+}

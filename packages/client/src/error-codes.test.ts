@@ -12,6 +12,7 @@ describe('ERROR_CODES', () => {
   it('maps an unknown number to INTERNAL', () => expect(codeFromWire(12345)).toBe('INTERNAL'));
   it('documents every code with its number in FORMAT.md', () => {
     const doc = readFileSync(new URL('../FORMAT.md', import.meta.url), 'utf8');
-    for (const c of codes) expect(doc, c).toMatch(new RegExp(`\\|\\s*${ERROR_CODES[c].wire}\\s*\\|\\s*\`${c}\`\\s*\\|`));
+    for (const c of codes)
+      expect(doc, c).toMatch(new RegExp(`\\|\\s*${ERROR_CODES[c].wire}\\s*\\|\\s*\`${c}\`\\s*\\|`));
   });
 });

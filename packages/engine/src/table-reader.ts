@@ -43,6 +43,15 @@ export interface TableReaderOptions {
   verifyChecksums?: boolean;
 }
 
+/** Options of {@link TableReader.iterator}. */
+export interface TableIteratorOptions {
+  /**
+   * Put the data blocks this iterator reads from the file into the block cache. Default true. Pass false for
+   * one-pass scans and compaction, so that they do not evict the blocks point reads are using.
+   */
+  fillCache?: boolean;
+}
+
 /** What the table's properties block records. */
 export interface TableProperties {
   entries: number;
@@ -90,7 +99,6 @@ export class TableReader {
   private readonly filter: BloomFilter | null;
   /** Where the data blocks end: offsets at or past it are not data. */
   private readonly dataEnd: number;
-  private readonly metaEnd: number;
   // Scratch for point gets, owned by this reader.
   private readonly getIndexIter: BlockIterator;
   private readonly getDataIter: BlockIterator;
@@ -109,7 +117,6 @@ export class TableReader {
     index: Block,
     filter: BloomFilter | null,
     properties: TableProperties,
-    metaEnd: number,
   ) {
     this.path = path;
     this.fd = fd;
@@ -121,7 +128,6 @@ export class TableReader {
     this.filter = filter;
     this.properties = properties;
     this.dataEnd = properties.dataSize;
-    this.metaEnd = metaEnd;
     this.getIndexIter = new BlockIterator(index);
     this.getDataIter = new BlockIterator();
   }
@@ -184,7 +190,7 @@ export class TableReader {
       }
       if (props === undefined) throw new CorruptionError(path, metaOffset, 'metaindex has no properties block');
       if (props.dataSize > footerAt) throw new CorruptionError(path, metaOffset, 'data size property past the footer');
-      return new TableReader(path, fd, fileSize, options, index, filter, props, footerAt);
+      return new TableReader(path, fd, fileSize, options, index, filter, props);
     } catch (err) {
       closeSync(fd);
       throw err;
@@ -248,10 +254,10 @@ export class TableReader {
    * A new two-level cursor over the whole table, in internal-key order, both directions. It pins this reader until
    * its `close()`, which the caller must call.
    */
-  iterator(): InternalIterator {
+  iterator(options: TableIteratorOptions = {}): InternalIterator {
     if (this.fd < 0 || this.closing) this.throwClosed();
     this.pins++;
-    return new TableIterator(this);
+    return new TableIterator(this, options.fillCache ?? true);
   }
 
   /**
@@ -365,8 +371,8 @@ export class TableReader {
     return this.hSize;
   }
 
-  /** @internal The data block at (offset, size), from the cache or the file (then cached). */
-  blockAt(offset: number, size: number): Block {
+  /** @internal The data block at (offset, size), from the cache or the file (then cached if `fillCache`). */
+  blockAt(offset: number, size: number, fillCache = true): Block {
     const cache = this.cache;
     if (cache !== undefined) {
       const hit = cache.get(this.fileNumber, offset);
@@ -374,12 +380,40 @@ export class TableReader {
     }
     if (this.fd < 0) this.throwClosed();
     const block = new Block(
-      readBlockContents(this.fd, this.path, offset, size, this.metaEnd, this.verifyChecksums),
+      readBlockContents(this.fd, this.path, offset, size, this.dataEnd, this.verifyChecksums),
       this.path,
       offset,
     );
-    cache?.insert(this.fileNumber, offset, block);
+    if (fillCache) cache?.insert(this.fileNumber, offset, block);
     return block;
+  }
+
+  /** @internal The cached block at `offset`, if any. */
+  cachedBlock(offset: number): Block | undefined {
+    return this.cache?.get(this.fileNumber, offset);
+  }
+
+  /** @internal Reads up to `length` bytes of data blocks from `offset` in one call: a readahead window. */
+  readWindow(offset: number, length: number): Uint8Array {
+    if (this.fd < 0) this.throwClosed();
+    const n = Math.min(length, this.dataEnd - offset);
+    const buf = readExactly(this.fd, this.path, offset, n);
+    return new Uint8Array(buf.buffer, buf.byteOffset, n);
+  }
+
+  /**
+   * @internal The block at (offset, size) out of a readahead window that starts at file offset `windowStart`. Cached
+   * as a copy when `fillCache`, so that a cached block never keeps a whole window alive.
+   */
+  blockFromWindow(window: Uint8Array, windowStart: number, offset: number, size: number, fillCache: boolean): Block {
+    const at = offset - windowStart;
+    const contents = decodeBlock(window, at, this.path, offset, size, this.verifyChecksums);
+    if (fillCache && this.cache !== undefined) {
+      const block = new Block(contents.buffer === window.buffer ? contents.slice() : contents, this.path, offset);
+      this.cache.insert(this.fileNumber, offset, block);
+      return block;
+    }
+    return new Block(contents, this.path, offset);
   }
 
   private corruptIndex(index: BlockIterator): never {
@@ -402,20 +436,35 @@ export class TableReader {
   }
 }
 
+// A forward scan that has read this many blocks back to back from the file switches to readahead.
+const SEQUENTIAL_READS_FOR_READAHEAD = 2;
+// Readahead window: one read of this many bytes replaces ~64 reads of 4 KiB blocks.
+const READAHEAD_BYTES = 256 * 1024;
+
 /**
  * Two-level cursor: a cursor over the index block chooses the data block, a second cursor walks inside it. The data
  * cursor is re-pointed from block to block, so iteration allocates only when a block is read from the file.
+ *
+ * A forward scan that keeps missing the cache reads ahead: one 256 KiB read serves the next blocks, each still checked
+ * by its own CRC. A window is never reused, so views into it stay valid like any block's.
  */
 class TableIterator implements InternalIterator {
   private readonly reader: TableReader;
+  private readonly fillCache: boolean;
   private readonly index: BlockIterator;
   private readonly data: BlockIterator;
   /** File offset of the block `data` is on, or -1 when it is on none. */
   private dataOffset = -1;
+  /** File offset just past the last block read from the file (not the cache), and how many such reads in a row. */
+  private lastReadEnd = -1;
+  private sequentialReads = 0;
+  private window: Uint8Array | null = null;
+  private windowStart = 0;
   private closed = false;
 
-  constructor(reader: TableReader) {
+  constructor(reader: TableReader, fillCache: boolean) {
     this.reader = reader;
+    this.fillCache = fillCache;
     this.index = reader.indexIterator();
     this.data = new BlockIterator();
   }
@@ -464,6 +513,7 @@ class TableIterator implements InternalIterator {
     if (this.closed) return;
     this.closed = true;
     this.dataOffset = -1;
+    this.window = null;
     this.reader.unpin();
   }
 
@@ -478,10 +528,32 @@ class TableIterator implements InternalIterator {
     reader.decodeHandle(this.index);
     const offset = reader.handleOffset();
     if (offset !== this.dataOffset || !this.data.valid()) {
-      this.data.reset(reader.blockAt(offset, reader.handleSize()));
+      this.data.reset(this.fetch(offset, reader.handleSize()));
       this.dataOffset = offset;
     }
     return true;
+  }
+
+  /** The block at (offset, size): from the cache, the readahead window, or one read. */
+  private fetch(offset: number, size: number): Block {
+    const reader = this.reader;
+    const cached = reader.cachedBlock(offset);
+    if (cached !== undefined) return cached;
+    const end = offset + size + BLOCK_TRAILER_SIZE;
+    this.sequentialReads = offset === this.lastReadEnd ? this.sequentialReads + 1 : 0;
+    this.lastReadEnd = end;
+    const w = this.window;
+    if (w !== null && offset >= this.windowStart && end <= this.windowStart + w.length) {
+      return reader.blockFromWindow(w, this.windowStart, offset, size, this.fillCache);
+    }
+    if (this.sequentialReads >= SEQUENTIAL_READS_FOR_READAHEAD) {
+      const next = reader.readWindow(offset, Math.max(READAHEAD_BYTES, end - offset));
+      this.window = next;
+      this.windowStart = offset;
+      return reader.blockFromWindow(next, offset, offset, size, this.fillCache);
+    }
+    this.window = null;
+    return reader.blockAt(offset, size, this.fillCache);
   }
 
   private skipForward(): void {
@@ -531,18 +603,30 @@ function readBlockContents(
   if (offset + size + BLOCK_TRAILER_SIZE > limit) {
     throw new CorruptionError(path, offset, `block of ${size} bytes at ${offset} runs past ${limit}`);
   }
-  const buf = readExactly(fd, path, offset, size + BLOCK_TRAILER_SIZE);
-  const type = buf[size]!;
-  if (verify && unmaskCrc(readU32LE(buf, size + 1)) !== crc32c(buf.subarray(0, size + 1))) {
+  return decodeBlock(readExactly(fd, path, offset, size + BLOCK_TRAILER_SIZE), 0, path, offset, size, verify);
+}
+
+/**
+ * Checks and unpacks the block whose stored bytes and trailer are at `buf[at..at+size+5)` (read from file offset
+ * `offset`). Returns a plain Uint8Array over `buf`'s memory when the block is not compressed: every block the
+ * iterators see then has one hidden class, and value views are cheap TypedArray subarrays, not Buffer constructions.
+ */
+function decodeBlock(
+  buf: Uint8Array,
+  at: number,
+  path: string,
+  offset: number,
+  size: number,
+  verify: boolean,
+): Uint8Array {
+  const type = buf[at + size]!;
+  if (verify && unmaskCrc(readU32LE(buf, at + size + 1)) !== crc32c(buf.subarray(at, at + size + 1))) {
     throw new CorruptionError(path, offset, 'block checksum mismatch');
   }
-  const stored = buf.subarray(0, size);
-  // Blocks are plain Uint8Arrays (not Buffers) over the read memory: every block the iterators see then has one
-  // hidden class, and value views are cheap TypedArray subarrays rather than Buffer constructions.
-  if (type === CompressionType.None) return new Uint8Array(buf.buffer, buf.byteOffset, size);
+  if (type === CompressionType.None) return new Uint8Array(buf.buffer, buf.byteOffset + at, size);
   if (type === CompressionType.Deflate) {
     try {
-      const plain = inflateRawSync(stored);
+      const plain = inflateRawSync(buf.subarray(at, at + size));
       return new Uint8Array(plain.buffer, plain.byteOffset, plain.length);
     } catch {
       throw new CorruptionError(path, offset, 'block does not inflate');

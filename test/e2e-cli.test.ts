@@ -1,0 +1,148 @@
+// `heapless serve` as a child process: real command line, real signals, real sockets.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import type { KvActor } from '@heapless/actor';
+import { connect, type HeaplessError, httpClient } from '@heapless/client';
+import { pack, unpack } from 'msgpackr';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const cli = createRequire(import.meta.url)
+  .resolve('@heapless/actor/package.json')
+  .replace(/package\.json$/, 'dist/cli.js');
+const TOKEN = 'cli-token';
+
+interface Child {
+  proc: ChildProcess;
+  url: string;
+  httpUrl: string;
+  lines: Record<string, unknown>[];
+  exited: Promise<number | null>;
+}
+const children: Child[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) c.proc.kill('SIGKILL');
+});
+
+/** Starts `heapless serve --memory` on a free port and resolves once it logs that it listens. */
+function start(...extra: string[]): Promise<Child> {
+  const proc = spawn(process.execPath, [cli, 'serve', '--memory', '--port', '0', ...extra], {
+    env: { ...process.env, HEAPLESS_TOKEN: TOKEN },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      let nl = buf.indexOf('\n');
+      for (; nl >= 0; nl = buf.indexOf('\n')) {
+        const line = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
+        buf = buf.slice(nl + 1);
+        lines.push(line);
+        if (line.msg === 'listening') {
+          const child = { proc, url: line.url as string, httpUrl: line.http as string, lines, exited };
+          children.push(child);
+          resolve(child);
+        }
+      }
+    });
+    let err = '';
+    proc.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    void exited.then((code) => reject(new Error(`heapless serve exited with ${code}: ${err}`)));
+  });
+}
+
+describe('heapless serve', () => {
+  it('serves the KV actor over WebSocket and HTTP, the same data on both, bytes as the client encoded them', async () => {
+    const s = await start();
+    const kv = await connect<typeof KvActor>(s.url, { token: TOKEN });
+    const user = pack({ name: 'ada', age: 36 });
+    await kv.set('user:1', user);
+    expect(unpack((await kv.get('user:1'))!)).toEqual({ name: 'ada', age: 36 });
+    const http = httpClient<typeof KvActor>(s.httpUrl, { token: TOKEN });
+    expect(unpack((await http.get('user:1'))!)).toEqual({ name: 'ada', age: 36 });
+    await http.set('user:2', pack({ name: 'bob' }));
+    expect(await kv.size()).toBe(2);
+    await kv.close();
+  });
+
+  it('refuses a missing or wrong token on both', async () => {
+    const s = await start();
+    await expect(connect<typeof KvActor>(s.url)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(connect<typeof KvActor>(s.url, { token: 'nope' })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(httpClient<typeof KvActor>(s.httpUrl).size()).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
+  it('answers each limit with its typed error and stays up', async () => {
+    const s = await start();
+    const kv = await connect<typeof KvActor>(s.url, { token: TOKEN });
+    const raw = kv as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    const codeOf = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e: HeaplessError) => e.code,
+      );
+    expect(await codeOf(kv.set('k'.repeat(2000), pack(1)))).toBe('KEY_TOO_LARGE');
+    expect(await codeOf(kv.set('k', new Uint8Array(2 * 1024 * 1024)))).toBe('VALUE_TOO_LARGE');
+    expect(await codeOf(raw.set('k', 'not bytes'))).toBe('BAD_ARGUMENTS');
+    expect(await codeOf(raw.flushAll())).toBe('UNKNOWN_METHOD');
+    expect(await codeOf(kv.set('k', pack(1), { sync: true }))).toBe('BAD_ARGUMENTS'); // memory-only
+    expect(await codeOf(kv.set('k', pack(1)))).toBe('ok');
+    await kv.close();
+  });
+
+  it('exposes /metrics as Prometheus text', async () => {
+    const s = await start();
+    const kv = await connect<typeof KvActor>(s.url, { token: TOKEN });
+    await kv.set('a', pack(1));
+    await kv.get('a');
+    const res = await fetch(`${s.httpUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    const sample =
+      /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*",?)*\})? (-?[0-9.]+(e[-+]?[0-9]+)?|NaN|[+-]Inf)$/;
+    for (const line of text.trimEnd().split('\n')) {
+      if (line.startsWith('# HELP ') || line.startsWith('# TYPE ')) continue;
+      expect(line).toMatch(sample);
+    }
+    expect(text).toContain('heapless_calls_total{method="set",outcome="ok"} 1');
+    expect(text).toContain('heapless_call_duration_seconds_count{method="get"} 1');
+    expect(text).toMatch(/heapless_ws_connections 1\n/);
+    expect(text).toMatch(/heapless_entries 1\n/);
+    expect(text).toMatch(/heapless_memory_bytes\{kind="heap_used"\} \d+/);
+    await kv.close();
+  });
+
+  it('shuts down gracefully on SIGTERM: calls in flight are answered, then it exits 0 on its own', async () => {
+    const s = await start();
+    const kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
+    const calls = Array.from({ length: 2000 }, (_, i) => kv.set(`k${i}`, pack(i)));
+    await kv.size(); // the first frames have been answered: the server is busy with the rest
+    s.proc.kill('SIGTERM');
+    const outcomes = await Promise.allSettled(calls);
+    for (const o of outcomes) {
+      if (o.status === 'rejected')
+        expect(['SHUTTING_DOWN', 'CONNECTION_LOST']).toContain((o.reason as HeaplessError).code);
+    }
+    expect(await s.exited).toBe(0);
+    const msgs = s.lines.map((l) => l.msg);
+    expect(msgs).toContain('stopped');
+    expect(msgs).not.toContain('still running after shutdown: exiting');
+    await kv.close();
+  });
+
+  it('exits 2 with the usage on a bad command line', async () => {
+    const proc = spawn(process.execPath, [cli, 'serve', '--port', 'x'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    proc.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const code = await new Promise((r) => proc.once('exit', r));
+    expect(code).toBe(2);
+    expect(err).toContain('--port must be an integer');
+    expect(err).toContain('Usage: heapless');
+  });
+});

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { Engine, type EngineOptions } from '@heapless/engine';
 import { Piscina } from 'piscina';
 import {
   Arena,
@@ -16,6 +17,7 @@ import { HashTable, SLOT_BYTES } from './hash-table.js';
 import { hashBytes, KeyHasher, writeUtf8 } from './key-bytes.js';
 import { MsgpackCodec, type Structures } from './msgpack-codec.js';
 import type { ParallelResult, ParallelTask, WorkerFunction } from './parallel-task.js';
+import { EnginePersistence, FORMAT_VERSION, NS_DATA, prepareDirectory } from './persistence.js';
 import { RecordCursor, type ScanCursor } from './record-cursor.js';
 import { CTRL_CLOSED, CTRL_GENERATION, CTRL_SIZE, createControl, stripeOf } from './shared-control.js';
 import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
@@ -57,6 +59,22 @@ export interface OffHeapMapOptions<F extends FieldSpec = FieldSpec> {
   threads?: number;
 }
 
+/** Options of `OffHeapMap.open`: a map persisted in an engine directory. */
+export interface OffHeapMapOpenOptions<F extends FieldSpec = FieldSpec> extends OffHeapMapOptions<F> {
+  /** The engine directory (created if missing). One map per directory; the engine locks it. */
+  dir: string;
+  /**
+   * Durability of each write: true = `durable()` resolves after an fdatasync covering the write (group-committed
+   * by the engine); false (default) = after the write is in the engine's WAL, so a crash may lose a suffix of
+   * writes but never one in the middle.
+   */
+  sync?: boolean;
+  /** Engine tuning passed to `Engine.open` (its `sync` comes from above). */
+  engine?: Omit<EngineOptions, 'sync'>;
+  /** Entries per `nextv` batch while loading (default 8192). */
+  loadBatch?: number;
+}
+
 /** Memory accounting of a map; every byte figure is off the JS heap (in SharedArrayBuffers). */
 export interface OffHeapMapStats {
   entries: number;
@@ -83,7 +101,7 @@ export interface OffHeapMapStats {
 
 /** The durable side of a map, implemented over `@heapless/engine` (see persistence.ts). */
 export interface MapPersistence {
-  /** Records that `key` now maps to `value` (both copies the persistence may keep). */
+  /** Records that `key` now maps to `value` (views into the arena: copied before returning). */
   put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void;
   del(key: Uint8Array): void;
   /** Resolves when every write recorded so far is durable at the map's sync level; rejects with the first failure. */
@@ -141,15 +159,20 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private readonly scratch: Uint8Array;
   private readonly scratchView: DataView;
 
-  /** A memory-only map. Throws INVALID_ARGUMENT on bad options. */
-  constructor(options: OffHeapMapOptions<F> = {}) {
+  /**
+   * A memory-only map. Throws INVALID_ARGUMENT on bad options. (`structures` is for `open`: the msgpackr structure
+   * table read back from disk.)
+   */
+  constructor(options: OffHeapMapOptions<F> = {}, structures: Structures = []) {
     const keys = options.keys ?? 'string';
     if (keys !== 'string' && keys !== 'bytes') throw invalidArgument(`keys must be 'string' or 'bytes', got ${keys}`);
     this.keysAreStrings = keys === 'string';
     this.structType = options.struct ?? null;
     this.maxSharedStructures = options.maxSharedStructures ?? DEFAULT_SHARED_STRUCTURES;
     this.codec =
-      this.structType === null ? new MsgpackCodec([], this.maxSharedStructures, () => this.publish(), null) : null;
+      this.structType === null
+        ? new MsgpackCodec(structures, this.maxSharedStructures, () => this.publish(), null)
+        : null;
     const size = this.structType?.size ?? 0;
     this.scratch = new Uint8Array(size);
     this.scratchView = new DataView(this.scratch.buffer);
@@ -161,6 +184,59 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     this.foundTable = this.table;
     this.threads = options.threads ?? availableParallelism();
     if (!Number.isInteger(this.threads) || this.threads < 1) throw invalidArgument('threads must be an integer ≥ 1');
+  }
+
+  /**
+   * Opens (or creates) a persisted map in `options.dir`: opens the engine, checks the directory holds a map of the
+   * same key kind and codec, and rebuilds the index and arena with one sequential scan of the engine. Every later
+   * mutation is written to the engine as it happens. The caller must `close()` the map (which closes the engine).
+   * Rejects with INCOMPATIBLE (directory holds another kind of map), the engine's errors (LOCKED, IO,
+   * CorruptionError), or this constructor's.
+   */
+  static async open<K extends MapKey = string, V = unknown, F extends FieldSpec = FieldSpec>(
+    options: OffHeapMapOpenOptions<F>,
+  ): Promise<OffHeapMap<K, V, F>> {
+    if (typeof options?.dir !== 'string') throw invalidArgument('open() needs options.dir');
+    const sync = options.sync ?? false;
+    const engine = await Engine.open(options.dir, { ...options.engine, sync });
+    try {
+      const structures = await prepareDirectory(engine, {
+        format: FORMAT_VERSION,
+        keys: options.keys ?? 'string',
+        codec: options.struct === undefined ? 'msgpack' : 'struct',
+        struct: options.struct === undefined ? null : options.struct.signature,
+      });
+      const map = new OffHeapMap<K, V, F>(options, structures);
+      const it = engine.iterator({ gte: Uint8Array.of(NS_DATA), lt: Uint8Array.of(NS_DATA + 1) });
+      try {
+        const batch = options.loadBatch ?? 8192;
+        for (;;) {
+          const entries = await it.nextv(batch);
+          if (entries.length === 0) break;
+          for (const [k, v] of entries) map.store(k.subarray(1) as K, v, v.length, true);
+        }
+      } finally {
+        await it.close();
+      }
+      map.persistence = new EnginePersistence(engine, sync);
+      return map;
+    } catch (err) {
+      await engine.close();
+      throw err;
+    }
+  }
+
+  /**
+   * Resolves when every mutation made so far is durable at the map's `sync` level (see `open`); at once for a
+   * memory-only map. Rejects with PERSIST_FAILED if an engine write failed (the map then refuses writes).
+   */
+  durable(): Promise<void> {
+    return this.persistence === null ? Promise.resolve() : this.persistence.durable();
+  }
+
+  /** Like `durable()`, but forces an fdatasync of every write so far whatever the `sync` level. */
+  flush(): Promise<void> {
+    return this.persistence === null ? Promise.resolve() : this.persistence.flush();
   }
 
   /** Number of entries. */
@@ -238,6 +314,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const seg = loc >>> LOC_OFFSET_BITS;
     const off = (loc & LOC_OFFSET_MASK) * 8;
     const klen = this.arena.u16[seg]![(off + 4) >>> 1]!;
+    // The engine copies the key before returning, but the block is freed below: take the view first, write after.
     const keyCopy = this.persistence === null ? null : this.arena.u8[seg]!.slice(off + 8, off + 8 + klen);
     this.payload -= recordBytes(klen, this.arena.u32[seg]![off >>> 2]!);
     const h = this.keyHash;
@@ -332,8 +409,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       const klen = this.arena.u16[seg]![(off + 4) >>> 1]!;
       const vstart = off + 8 + klen;
       this.persistence.put(
-        u8.slice(off + 8, vstart),
-        u8.slice(vstart, vstart + this.arena.u32[seg]![off >>> 2]!),
+        u8.subarray(off + 8, vstart),
+        u8.subarray(vstart, vstart + this.arena.u32[seg]![off >>> 2]!),
         null,
       );
     }
@@ -473,25 +550,6 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   // ---- internals --------------------------------------------------------------------------------------------
-
-  /** Attaches the engine side (OffHeapMap.open); the map was filled by `load` before. */
-  protected attachPersistence(p: MapPersistence): void {
-    this.persistence = p;
-  }
-
-  /** Adds a record read back from the engine at open: no persistence, no readers yet. */
-  protected load(key: Uint8Array, value: Uint8Array): void {
-    this.store(key as K, value, value.length, true);
-  }
-
-  /** The codec's structures as persisted (msgpack maps only). */
-  protected structuresSnapshot(): Structures | null {
-    return this.codec === null ? null : this.codec.snapshot();
-  }
-
-  protected get persisting(): MapPersistence | null {
-    return this.persistence;
-  }
 
   private workerPool(): Piscina {
     if (this.pool === null) {
@@ -676,7 +734,11 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       const u8 = arena.u8[seg]!;
       const vstart = off + RECORD_HEADER_BYTES + klen;
       const structures = this.codec?.takeDirty() ? this.codec.snapshot() : null;
-      this.persistence.put(u8.slice(off + RECORD_HEADER_BYTES, vstart), u8.slice(vstart, vstart + vlen), structures);
+      this.persistence.put(
+        u8.subarray(off + RECORD_HEADER_BYTES, vstart),
+        u8.subarray(vstart, vstart + vlen),
+        structures,
+      );
     }
   }
 

@@ -1,0 +1,142 @@
+import type { Engine, WriteOperation } from '@heapless/engine';
+import { pack, unpack } from 'msgpackr';
+import { OffHeapError, OffHeapErrorCodes } from './errors.js';
+import type { Structures } from './msgpack-codec.js';
+import type { MapPersistence } from './offheap-map.js';
+
+/**
+ * How a map lives in its engine directory. Engine keys carry a one-byte namespace so the map's own metadata can
+ * never collide with a user key:
+ *
+ *   0x00 "meta"        msgpack { format: 1, keys: 'string'|'bytes', codec: 'msgpack'|'struct', struct: signature }
+ *   0x00 "structures"  msgpack array of msgpackr record structures (arrays of field names), in id order
+ *   0x00 "sync"        empty; written with sync by `flush()` to force an fdatasync of everything before it
+ *   0x01 <key bytes>   the value bytes exactly as they are in the arena (msgpack or struct layout)
+ *
+ * A value that introduced a new structure is written in the same atomic engine batch as the new structure table,
+ * so no crash can leave a value whose structure was not persisted.
+ */
+export const FORMAT_VERSION = 1;
+export const NS_META = 0x00;
+export const NS_DATA = 0x01;
+export const META_KEY = metaKey('meta');
+export const STRUCTURES_KEY = metaKey('structures');
+const SYNC_KEY = metaKey('sync');
+const EMPTY = new Uint8Array(0);
+
+function metaKey(name: string): Uint8Array {
+  const b = Buffer.from(`\0${name}`, 'latin1');
+  b[0] = NS_META;
+  return b;
+}
+
+/** What the "meta" key holds. */
+export interface MapMeta {
+  format: number;
+  keys: 'string' | 'bytes';
+  codec: 'msgpack' | 'struct';
+  struct: string | null;
+}
+
+/** Reads the map's metadata and structures; writes the metadata if the directory is new. Throws INCOMPATIBLE. */
+export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<Structures> {
+  const raw = engine.getSync(META_KEY);
+  if (raw === undefined) {
+    await engine.put(META_KEY, pack(want), { sync: true });
+    return [];
+  }
+  const have = unpack(raw) as MapMeta;
+  if (
+    have.format !== want.format ||
+    have.keys !== want.keys ||
+    have.codec !== want.codec ||
+    (have.struct ?? null) !== want.struct
+  ) {
+    throw new OffHeapError(
+      OffHeapErrorCodes.INCOMPATIBLE,
+      `${engine.location} holds a map of ${JSON.stringify(have)}, opened as ${JSON.stringify(want)}`,
+    );
+  }
+  const s = engine.getSync(STRUCTURES_KEY);
+  return s === undefined ? [] : (unpack(s) as Structures);
+}
+
+/**
+ * Writes every mutation to the engine as it happens: one engine write per mutation, which the engine group-commits
+ * (with `sync`, one fdatasync covers every write that arrived while the previous one ran).
+ */
+export class EnginePersistence implements MapPersistence {
+  failure: unknown = undefined;
+  /** Settles after every write tracked so far has settled. */
+  private last: Promise<unknown> = Promise.resolve();
+  /** The last distinct promise the engine returned. */
+  private lastRaw: Promise<void> | null = null;
+  private keyScratch: Buffer = Buffer.allocUnsafeSlow(1024);
+  private readonly onError = (err: unknown): void => {
+    if (this.failure === undefined) this.failure = err;
+  };
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly sync: boolean,
+  ) {}
+
+  put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void {
+    const k = this.dataKey(key);
+    if (structures === null) {
+      this.track(this.engine.put(k, value, { sync: this.sync }));
+      return;
+    }
+    const ops: WriteOperation[] = [
+      { type: 'put', key: STRUCTURES_KEY, value: pack(structures) },
+      { type: 'put', key: k, value },
+    ];
+    this.track(this.engine.write(ops, { sync: this.sync }));
+  }
+
+  del(key: Uint8Array): void {
+    this.track(this.engine.delete(this.dataKey(key), { sync: this.sync }));
+  }
+
+  async durable(): Promise<void> {
+    await this.last;
+    this.check();
+  }
+
+  async flush(): Promise<void> {
+    this.check();
+    this.track(this.engine.put(SYNC_KEY, EMPTY, { sync: true }));
+    await this.durable();
+  }
+
+  async close(): Promise<void> {
+    await this.last;
+    await this.engine.close();
+  }
+
+  /** The engine key of a user key: NS_DATA then the key, in a scratch the engine copies from before returning. */
+  private dataKey(key: Uint8Array): Uint8Array {
+    const n = key.length + 1;
+    if (n > this.keyScratch.length) this.keyScratch = Buffer.allocUnsafeSlow(Math.max(n, this.keyScratch.length * 2));
+    this.keyScratch[0] = NS_DATA;
+    this.keyScratch.set(key, 1);
+    return this.keyScratch.subarray(0, n);
+  }
+
+  private track(p: Promise<void>): void {
+    // The engine hands one promise to every write that needs no waiting, and one per group commit: track each
+    // distinct promise once, so the common case allocates nothing here.
+    if (p === this.lastRaw) return;
+    this.lastRaw = p;
+    const settled = p.then(undefined, this.onError);
+    this.last = Promise.all([this.last, settled]);
+  }
+
+  private check(): void {
+    if (this.failure !== undefined) {
+      throw new OffHeapError(OffHeapErrorCodes.PERSIST_FAILED, `engine write failed: ${String(this.failure)}`, {
+        cause: this.failure,
+      });
+    }
+  }
+}

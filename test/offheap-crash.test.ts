@@ -1,0 +1,84 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { OffHeapMap } from '@heapless/offheap';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const DIST = new URL('../packages/offheap/dist/index.js', import.meta.url).href;
+const root = mkdtempSync(join(tmpdir(), 'offheap-crash-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/**
+ * The child writes key i -> { i, pad } forever. With sync it prints `ack i` after `durable()` resolved for write i
+ * (an acknowledged sync write); without sync it prints `wrote i` right after each set. The parent kills it with
+ * SIGKILL once enough lines arrived, mid-stream, so writes are in flight at the moment of the kill.
+ */
+const CHILD = `
+import { OffHeapMap } from ${JSON.stringify(DIST)};
+const [dir, mode] = process.argv.slice(2);
+const map = await OffHeapMap.open({ dir, sync: mode === 'sync' });
+for (let i = 0; ; i++) {
+  map.set('key:' + i, { i, pad: 'x'.repeat(i % 300) });
+  if (mode === 'sync') {
+    if (i % 3 === 0) { await map.durable(); process.stdout.write('ack ' + i + '\\n'); }
+  } else {
+    process.stdout.write('wrote ' + i + '\\n');
+    if (i % 100 === 0) await new Promise((r) => setImmediate(r));
+  }
+}
+`;
+const childFile = join(root, 'child.mjs');
+writeFileSync(childFile, CHILD);
+
+/** Runs the child until `lines` lines arrived, SIGKILLs it, returns the last number it printed. */
+function runAndKill(dir: string, mode: 'sync' | 'nosync', lines: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn(process.execPath, [childFile, dir, mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let last = -1;
+    let seen = 0;
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const rl = createInterface({ input: child.stdout! });
+    rl.on('line', (line) => {
+      last = Number(line.split(' ')[1]);
+      if (++seen === lines) child.kill('SIGKILL');
+    });
+    child.on('exit', (_code, signal) => {
+      if (signal !== 'SIGKILL') reject(new Error(`child exited on its own: ${stderr}`));
+      else resolve(last);
+    });
+  });
+}
+
+describe('a persisted OffHeapMap killed with SIGKILL', () => {
+  it('holds every acknowledged sync write after reopen', async () => {
+    const dir = join(root, 'sync');
+    const acked = await runAndKill(dir, 'sync', 400);
+    expect(acked).toBeGreaterThan(0);
+    const map = await OffHeapMap.open<string, { i: number; pad: string }>({ dir });
+    try {
+      for (let i = 0; i <= acked; i++) expect(map.get(`key:${i}`)).toEqual({ i, pad: 'x'.repeat(i % 300) });
+      // and what survived beyond the last ack is a prefix: no holes
+      expect(map.size).toBeGreaterThan(acked);
+      for (let i = 0; i < map.size; i++) expect(map.has(`key:${i}`)).toBe(true);
+    } finally {
+      await map.close();
+    }
+  });
+
+  it('without sync loses at most a suffix of the writes, never one in the middle', async () => {
+    const dir = join(root, 'nosync');
+    const wrote = await runAndKill(dir, 'nosync', 3000);
+    expect(wrote).toBeGreaterThan(0);
+    const map = await OffHeapMap.open<string, { i: number; pad: string }>({ dir });
+    try {
+      const n = map.size;
+      for (let i = 0; i < n; i++) expect(map.get(`key:${i}`)).toEqual({ i, pad: 'x'.repeat(i % 300) });
+      expect(map.has(`key:${n}`)).toBe(false);
+    } finally {
+      await map.close();
+    }
+  });
+});

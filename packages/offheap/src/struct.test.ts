@@ -135,7 +135,7 @@ describe('struct', () => {
     v.i8 = -1;
     v.short = 'xy';
     v.ids.set(1, 7);
-    v.bits = [true, true];
+    v.bits.assign([true, true]);
     v.u64 = 2n ** 64n - 1n;
     expect(() => (v.long = 'x'.repeat(301))).toThrow(
       expect.objectContaining({ code: OffHeapErrorCodes.FIELD_OVERFLOW }),

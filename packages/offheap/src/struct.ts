@@ -227,6 +227,26 @@ export class StructArray<T extends number | bigint | boolean> {
     v._host.endWrite(v);
   }
 
+  /** Writes all elements in place from `values` (missing ones become zero); one persisted write. */
+  assign(values: ArrayLike<T>): void {
+    const v = this.view;
+    if (v._epoch !== v._host.epoch) v._host.revalidate(v);
+    if (values.length > this.length) {
+      throw new OffHeapError(
+        OffHeapErrorCodes.FIELD_OVERFLOW,
+        `array of ${values.length} elements does not fit array(${this.element}, ${this.length})`,
+      );
+    }
+    for (let i = 0; i < values.length; i++) checkScalar(this.element, values[i], `array element ${i}`);
+    const zero = this.element === 'i64' || this.element === 'u64' ? 0n : this.element === 'bool' ? false : 0;
+    const base = v._off + this.fieldOffset;
+    v._host.beginWrite(v);
+    for (let i = 0; i < this.length; i++) {
+      writeScalar(this.element, v._dv, base + i * this.elementSize, i < values.length ? values[i] : zero);
+    }
+    v._host.endWrite(v);
+  }
+
   /** The elements as a new array. */
   toArray(): T[] {
     const v = this.view;

@@ -1,6 +1,9 @@
 // `heapless serve` as a child process: real command line, real signals, real sockets.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { KvActor } from '@heapless/actor';
 import { connect, type HeaplessError, httpClient } from '@heapless/client';
 import { pack, unpack } from 'msgpackr';
@@ -23,9 +26,10 @@ afterEach(() => {
   for (const c of children.splice(0)) c.proc.kill('SIGKILL');
 });
 
-/** Starts `heapless serve --memory` on a free port and resolves once it logs that it listens. */
+/** Starts `heapless serve` (default `--memory`) on a free port and resolves once it logs that it listens. */
 function start(...extra: string[]): Promise<Child> {
-  const proc = spawn(process.execPath, [cli, 'serve', '--memory', '--port', '0', ...extra], {
+  const args = extra.length === 0 ? ['--memory'] : extra;
+  const proc = spawn(process.execPath, [cli, 'serve', '--port', '0', ...args], {
     env: { ...process.env, HEAPLESS_TOKEN: TOKEN },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -132,6 +136,52 @@ describe('heapless serve', () => {
     expect(msgs).toContain('stopped');
     expect(msgs).not.toContain('still running after shutdown: exiting');
     await kv.close();
+  });
+
+  it('keeps the data across a SIGTERM restart, and sync writes across a SIGKILL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-serve-'));
+    try {
+      let s = await start('--data', dir);
+      let kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
+      await Promise.all(Array.from({ length: 500 }, (_, i) => kv.set(`k${i}`, pack({ i }))));
+      s.proc.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+      await kv.close();
+
+      s = await start('--data', dir);
+      kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
+      expect(await kv.size()).toBe(500);
+      expect(unpack((await kv.get('k499'))!)).toEqual({ i: 499 });
+      // Acknowledged with sync: survives kill -9.
+      await Promise.all(Array.from({ length: 50 }, (_, i) => kv.set(`s${i}`, pack(i), { sync: true })));
+      s.proc.kill('SIGKILL');
+      await s.exited;
+      await kv.close();
+
+      s = await start('--data', dir);
+      kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
+      const synced = await kv.getMany(Array.from({ length: 50 }, (_, i) => `s${i}`));
+      expect(synced.map((v) => unpack(v!))).toEqual(Array.from({ length: 50 }, (_, i) => i));
+      expect(await kv.size()).toBe(550);
+      await kv.close();
+      s.proc.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says clearly when the data directory is locked by another process', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-lock-'));
+    try {
+      const first = await start('--data', dir);
+      const err = await start('--data', dir).catch((e: Error) => e.message);
+      expect(err).toMatch(/exited with 1: heapless: .*lock/i);
+      first.proc.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('exits 2 with the usage on a bad command line', async () => {

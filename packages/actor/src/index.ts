@@ -9,6 +9,7 @@ export {
   type SpawnOptions,
   type StopOptions,
 } from './actor-handle.js';
+export { detach } from './detach.js';
 export { ACTOR_ERROR_CODES, ActorError, type ActorErrorCode } from './errors.js';
 export { KvActor, type KvActorOptions, type KvStats, type WriteOptions } from './kv-actor.js';
 export { Metrics } from './metrics.js';

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OffHeapMap } from '@heapless/offheap';
 import { pack, unpack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +13,7 @@ afterEach(async () => {
 });
 
 function kv(opts: ConstructorParameters<typeof KvActor>[1] = {}) {
-  const ref = spawn(new KvActor(new OffHeapMap<string, unknown>({ threads: 1 }), opts));
+  const ref = spawn(new KvActor(new OffHeapMap<string, unknown>({ threads: 1 }), { persistent: false, ...opts }));
   refs.push(ref);
   return ref;
 }
@@ -64,5 +67,29 @@ describe('KvActor', () => {
     expect(await ref.has('ok')).toBe(false);
     await expect(ref.set('s', pack(1), { sync: true })).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
     expect(await ref.has('s')).toBe(false);
+  });
+});
+
+describe('KvActor over a persisted map', () => {
+  it('answers writes once durable, and finds them again after stop and reopen', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-kv-'));
+    try {
+      const open = async () => spawn(new KvActor(await OffHeapMap.open<string, unknown>({ dir, threads: 1 })));
+      const a = await open();
+      const writes = Array.from({ length: 100 }, (_, i) => a.set(`k${i}`, pack({ i })));
+      writes.push(a.set('synced', pack('yes'), { sync: true }));
+      await Promise.all(writes);
+      expect(await a.delete('k0')).toBe(true);
+      await a.flush();
+      await a.stop(); // onStop closes the map and its engine
+      const b = await open();
+      expect(await b.size()).toBe(100);
+      expect(unpack((await b.get('k42'))!)).toEqual({ i: 42 });
+      expect(unpack((await b.get('synced'))!)).toBe('yes');
+      expect(await b.has('k0')).toBe(false);
+      await b.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

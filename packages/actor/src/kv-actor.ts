@@ -1,7 +1,7 @@
 import { HeaplessError } from '@heapless/client/protocol';
 import type { OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
 import { Actor } from './actor.js';
-import { ActorError } from './errors.js';
+import { detach } from './detach.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
@@ -10,8 +10,12 @@ const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;
 
 /** Options of {@link KvActor}. */
 export interface KvActorOptions {
-  /** Every write waits until it is fsynced, unless the call says `{ sync: false }`; default false. */
-  sync?: boolean;
+  /**
+   * Whether the map persists (it came from `OffHeapMap.open`); default true. A write is answered once it is durable
+   * at the map's level (in the WAL, or fsynced for a map opened with `sync`); on a memory-only map at once, and
+   * `sync` writes are refused there rather than acknowledged as durable when they are not.
+   */
+  persistent?: boolean;
   /** Default 1 KiB (UTF-8 bytes). */
   maxKeyBytes?: number;
   /** Default 1 MiB. */
@@ -20,18 +24,13 @@ export interface KvActorOptions {
 
 /** Per-write options. */
 export interface WriteOptions {
-  /** Acknowledge only once the write is fsynced (survives kill -9 and power loss). */
+  /** Answer only once the write is fsynced (survives kill -9 and power loss), whatever the map's own level. */
   sync?: boolean;
 }
 
 /** What `stats()` answers: the map's memory accounting (off-heap bytes) and this process's JS heap. */
 export interface KvStats extends OffHeapMapStats {
   heapUsedBytes: number;
-}
-
-/** The part of a persisted map the actor needs beyond a memory-only one: waiting for fsync. */
-interface Flushable {
-  flush?(): Promise<void>;
 }
 
 const OFFHEAP_TO_WIRE: Record<string, 'KEY_TOO_LARGE' | 'VALUE_TOO_LARGE' | 'BAD_ARGUMENTS'> = {
@@ -60,20 +59,17 @@ export class KvActor extends Actor {
     'stats',
     'flush',
   ] as const;
-  readonly #map: OffHeapMap<string, unknown> & Flushable;
-  readonly #sync: boolean;
+  readonly #map: OffHeapMap<string, unknown>;
+  readonly #persistent: boolean;
   readonly #maxKeyBytes: number;
   readonly #maxValueBytes: number;
 
   constructor(map: OffHeapMap<string, unknown>, opts: KvActorOptions = {}) {
     super();
     this.#map = map;
-    this.#sync = opts.sync ?? false;
+    this.#persistent = opts.persistent ?? true;
     this.#maxKeyBytes = opts.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
     this.#maxValueBytes = opts.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
-    if (this.#sync && typeof (map as Flushable).flush !== 'function') {
-      throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', 'sync needs a persisted map (one with flush())');
-    }
   }
 
   /** The stored bytes of `key`'s value, or undefined. */
@@ -90,17 +86,17 @@ export class KvActor extends Actor {
     return out;
   }
 
-  /** Stores `value`'s bytes as they are under `key`; with `sync`, resolves once they are fsynced. */
-  set(key: string, value: Uint8Array, opts?: WriteOptions): void | Promise<void> {
+  /** Stores `value`'s bytes as they are under `key`; resolves once durable (fsynced with `sync`). */
+  set(key: string, value: Uint8Array, opts?: WriteOptions): Promise<void> | undefined {
     this.#checkKey(key);
     this.#checkValue(value);
     const sync = this.#wantsSync(opts);
     this.#write(() => this.#map.setBytes(key, value));
-    if (sync) return this.#map.flush!();
+    return this.#durable(sync);
   }
 
   /** Stores every `[key, value]` pair in order; checks them all before writing any. */
-  setMany(entries: [string, Uint8Array][], opts?: WriteOptions): void | Promise<void> {
+  setMany(entries: [string, Uint8Array][], opts?: WriteOptions): Promise<void> | undefined {
     if (!Array.isArray(entries)) throw new HeaplessError('BAD_ARGUMENTS', 'setMany(entries: [key, value][])');
     for (const e of entries) {
       if (!Array.isArray(e) || e.length !== 2) throw new HeaplessError('BAD_ARGUMENTS', 'an entry is [key, value]');
@@ -109,7 +105,7 @@ export class KvActor extends Actor {
     }
     const sync = this.#wantsSync(opts);
     for (const [k, v] of entries) this.#write(() => this.#map.setBytes(k, v));
-    if (sync) return this.#map.flush!();
+    return this.#durable(sync);
   }
 
   /** Removes `key`; true if it was there. With `sync`, resolves once the removal is fsynced. */
@@ -120,7 +116,8 @@ export class KvActor extends Actor {
     this.#write(() => {
       had = this.#map.delete(key);
     });
-    return sync ? this.#map.flush!().then(() => had) : had;
+    const d = this.#durable(sync);
+    return d === undefined ? had : detach(d.then(() => had));
   }
 
   has(key: string): boolean {
@@ -137,21 +134,30 @@ export class KvActor extends Actor {
   }
 
   /** Resolves once every write so far is fsynced (at once for a memory-only map). */
-  async flush(): Promise<void> {
-    await this.#map.flush?.();
+  flush(): Promise<void> {
+    return detach(this.#map.flush());
   }
 
   override async onStop(): Promise<void> {
     await this.#map.close();
   }
 
-  /** Whether this write must wait for fsync; throws before anything is written when the map cannot. */
+  /** Whether this write must wait for fsync; throws before anything is written when the map cannot persist. */
   #wantsSync(opts: WriteOptions | undefined): boolean {
-    const sync = opts?.sync ?? this.#sync;
-    if (sync && typeof this.#map.flush !== 'function') {
+    const sync = opts?.sync === true;
+    if (sync && !this.#persistent) {
       throw new HeaplessError('BAD_ARGUMENTS', 'sync writes need a persisted map; this one is memory-only');
     }
     return sync;
+  }
+
+  /**
+   * The reply of a write already applied to the map: detached from the mailbox, so the next message runs while this
+   * write waits for the WAL (writes waiting together share one group commit). Undefined for a memory-only map.
+   */
+  #durable(sync: boolean): Promise<void> | undefined {
+    if (!this.#persistent) return undefined;
+    return detach(sync ? this.#map.flush() : this.#map.durable());
   }
 
   #write(f: () => void): void {

@@ -1,5 +1,6 @@
 import { HeaplessError } from '@heapless/client/protocol';
 import type { ActorHandle, CallObserver, Overflow, StopOptions } from './actor-handle.js';
+import { isDetached } from './detach.js';
 import { ActorError } from './errors.js';
 import type { Method } from './method-table.js';
 import { Deferred, type ReplySink } from './reply-sink.js';
@@ -43,6 +44,8 @@ export class Mailbox implements ActorHandle {
   readonly #waiting = new RingQueue<Envelope>();
   #running = false;
   #scheduled = false;
+  /** Detached replies not yet settled (see detach.ts). */
+  #detached = 0;
   #state: State = 'running';
   #stopped: Promise<void> | null = null;
   #finishStop: (() => void) | null = null;
@@ -122,7 +125,13 @@ export class Mailbox implements ActorHandle {
   }
 
   #maybeStopped(): void {
-    if (this.#state === 'stopping' && !this.#running && this.#queue.length === 0 && this.#waiting.length === 0) {
+    if (
+      this.#state === 'stopping' &&
+      !this.#running &&
+      this.#detached === 0 &&
+      this.#queue.length === 0 &&
+      this.#waiting.length === 0
+    ) {
       this.#finishStop?.();
       this.#finishStop = null;
     }
@@ -150,6 +159,15 @@ export class Mailbox implements ActorHandle {
         this.#settle(env, false, e);
         continue;
       }
+      if (isDetached(r)) {
+        // Answered when it settles; the mailbox moves on now. stop() still waits for it.
+        this.#detached++;
+        r.then(
+          (v) => this.#settleDetached(env, true, v),
+          (e) => this.#settleDetached(env, false, e),
+        );
+        continue;
+      }
       if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') {
         // The mailbox stays held until the method's promise settles.
         (r as PromiseLike<unknown>).then(
@@ -174,6 +192,12 @@ export class Mailbox implements ActorHandle {
     }
     this.#maybeStopped();
   };
+
+  #settleDetached(env: Envelope, ok: boolean, value: unknown): void {
+    this.#detached--;
+    this.#settle(env, ok, value);
+    if (!this.#running) this.#maybeStopped();
+  }
 
   #settle(env: Envelope, ok: boolean, value: unknown): void {
     if (this.#observer !== undefined) this.#observer.observe(env.name, (performance.now() - env.t0) / 1000, ok);

@@ -1,6 +1,5 @@
 import { OffHeapMap } from '@heapless/offheap';
 import type { ServeArgs } from './cli-args.js';
-import { ActorError } from './errors.js';
 import { KvActor } from './kv-actor.js';
 import { Metrics } from './metrics.js';
 import { type Published, publish } from './publish.js';
@@ -9,21 +8,15 @@ import { spawn } from './spawn.js';
 /** A running `heapless serve`; `close()` stops accepting, finishes calls in flight, stops the actor (closing the map). */
 export interface RunningServer extends Published {}
 
-/** A map persisted in `dir`, when this build of @heapless/offheap has persistence (`OffHeapMap.open`). */
-async function openPersisted(dir: string): Promise<OffHeapMap<string, unknown>> {
-  const open = (OffHeapMap as unknown as { open?: (o: { dir: string }) => Promise<OffHeapMap<string, unknown>> }).open;
-  if (open === undefined) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', 'this build of @heapless/offheap cannot persist yet: use --memory');
-  }
-  return open.call(OffHeapMap, { dir });
-}
-
 /**
  * Starts what `heapless serve` runs: a KV actor over an OffHeapMap (persisted in `args.data`, or memory-only), with
  * metrics, published on `args.host:args.port`, logging with pino at `args.logLevel`.
  */
 export async function serve(args: ServeArgs): Promise<RunningServer> {
-  const map = args.memory ? new OffHeapMap<string, unknown>() : await openPersisted(args.data);
+  // The engine reports a directory locked by another process as HEAPLESS_ERR_LOCKED, naming the directory.
+  const map = args.memory
+    ? new OffHeapMap<string, unknown>()
+    : await OffHeapMap.open<string, unknown>({ dir: args.data, sync: args.sync });
   const metrics = new Metrics();
   metrics.addGauge('heapless_entries', 'Entries in the map.', () => map.size);
   metrics.addGauge('heapless_offheap_bytes', 'Bytes of the map off the JS heap (index and arena).', () => {
@@ -32,7 +25,7 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
   });
   let ref: ReturnType<typeof spawn<KvActor>>;
   try {
-    ref = spawn(new KvActor(map, { sync: args.sync }), { observer: metrics, mailbox: 65_536 });
+    ref = spawn(new KvActor(map, { persistent: !args.memory }), { observer: metrics, mailbox: 65_536 });
   } catch (e) {
     await map.close();
     metrics.close();

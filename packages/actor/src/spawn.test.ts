@@ -2,6 +2,7 @@ import { HeaplessError } from '@heapless/client/protocol';
 import { describe, expect, it } from 'vitest';
 import { Actor } from './actor.js';
 import { handleOf } from './actor-handle.js';
+import { detach } from './detach.js';
 import { ActorError } from './errors.js';
 import { spawn } from './spawn.js';
 
@@ -112,6 +113,25 @@ describe('spawn', () => {
     expect(handleOf(ref).methods.has('block')).toBe(true);
     expect(() => spawn({ x: 1 }, { expose: ['x'] })).toThrow(ActorError);
     void ref.stop();
+  });
+
+  it('lets the mailbox move on past a detached reply, and stop() still waits for it', async () => {
+    let release!: () => void;
+    const pending = new Promise<string>((r) => {
+      release = () => r('done');
+    });
+    const ref = spawn({ later: () => detach(pending), now: () => 'now' }, { expose: [] });
+    const later = ref.later();
+    expect(await ref.now()).toBe('now'); // would hang if the detached reply held the mailbox
+    let stopped = false;
+    const stopping = ref.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    release();
+    expect(await later).toBe('done');
+    await stopping;
   });
 
   it('works for a plain object with an explicit expose list', async () => {

@@ -10,7 +10,7 @@
  * holds are closed and released by it.
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { BlockCache } from './block-cache.js';
 import { createCheckpoint } from './checkpoint.js';
 import { type Compaction, CompactionPicker, rebuildJobError } from './compaction.js';
@@ -541,7 +541,9 @@ export class Engine {
   // ---------------------------------------------------------------- background work
 
   private async runJob(task: JobTask): Promise<JobResult> {
-    this.pool ??= new Piscina({
+    // Loaded on first use: short-lived processes that never flush skip its start-up cost.
+    const { Piscina: Pool } = await import('piscina');
+    this.pool ??= new Pool({
       filename: new URL('../dist/compaction-worker.js', import.meta.url).href,
       minThreads: 1,
       maxThreads: 2,

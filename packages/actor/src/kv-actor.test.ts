@@ -70,6 +70,29 @@ describe('KvActor', () => {
   });
 });
 
+describe('KvActor.scan', () => {
+  it('pages through a prefix or a range in key order, resumable by cursor', async () => {
+    const ref = kv();
+    const keys = Array.from({ length: 250 }, (_, i) => `u:${String(i).padStart(3, '0')}`);
+    await ref.setMany([...keys.map((k): [string, Uint8Array] => [k, pack(k)]), ['other', pack(0)]]);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await ref.scan({ prefix: 'u:', limit: 40, cursor });
+      for (const [k, v] of page.entries) {
+        expect(unpack(v)).toBe(k);
+        seen.push(k);
+      }
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+    expect(seen).toEqual(keys);
+    const range = await ref.scan({ gte: 'u:010', lt: 'u:013' });
+    expect(range.entries.map(([k]) => k)).toEqual(['u:010', 'u:011', 'u:012']);
+    expect(range.cursor).toBeUndefined();
+    await expect(ref.scan({ limit: 0 })).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+  });
+});
+
 describe('KvActor over a persisted map', () => {
   it('answers writes once durable, and finds them again after stop and reopen', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'heapless-kv-'));

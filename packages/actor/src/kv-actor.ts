@@ -28,6 +28,25 @@ export interface WriteOptions {
   sync?: boolean;
 }
 
+/** What `scan` selects: keys with `prefix`, in [`gte`, `lt`), after `cursor`, at most `limit` (default 100, max 10000). */
+export interface ScanOptions {
+  prefix?: string;
+  gte?: string;
+  lt?: string;
+  limit?: number;
+  /** The `cursor` of the previous page: the page starts after it. */
+  cursor?: string;
+}
+
+/** One page of `scan`: entries in key order (UTF-16 code unit order), and the cursor of the next page if any. */
+export interface ScanPage {
+  entries: [string, Uint8Array][];
+  cursor: string | undefined;
+}
+
+const DEFAULT_SCAN_LIMIT = 100;
+const MAX_SCAN_LIMIT = 10_000;
+
 /** What `stats()` answers: the map's memory accounting (off-heap bytes) and this process's JS heap. */
 export interface KvStats extends OffHeapMapStats {
   heapUsedBytes: number;
@@ -123,6 +142,54 @@ export class KvActor extends Actor {
   has(key: string): boolean {
     this.#checkKey(key);
     return this.#map.has(key);
+  }
+
+  /**
+   * One page of the keys selected by `opts`, with their values' bytes. The map is a hash table, so a page costs one
+   * pass over every key (the smallest `limit` matches are kept as it goes); the cursor is the page's last key, so
+   * paging stays correct while keys are added and removed.
+   */
+  scan(opts: ScanOptions = {}): ScanPage {
+    if (typeof opts !== 'object' || opts === null) throw new HeaplessError('BAD_ARGUMENTS', 'scan(options: object)');
+    const { prefix = '', gte, lt, cursor } = opts;
+    const limit = opts.limit ?? DEFAULT_SCAN_LIMIT;
+    for (const [name, v] of [
+      ['prefix', prefix],
+      ['gte', gte],
+      ['lt', lt],
+      ['cursor', cursor],
+    ] as const) {
+      if (v !== undefined && typeof v !== 'string')
+        throw new HeaplessError('BAD_ARGUMENTS', `scan: ${name} is a string`);
+    }
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCAN_LIMIT) {
+      throw new HeaplessError('BAD_ARGUMENTS', `scan: limit is an integer from 1 to ${MAX_SCAN_LIMIT}`);
+    }
+    let kept: string[] = [];
+    let more = false;
+    for (const key of this.#map.keys()) {
+      if (!key.startsWith(prefix)) continue;
+      if (
+        (gte !== undefined && key < gte) ||
+        (lt !== undefined && key >= lt) ||
+        (cursor !== undefined && key <= cursor)
+      ) {
+        continue;
+      }
+      kept.push(key);
+      if (kept.length >= 2 * limit) {
+        kept.sort();
+        kept = kept.slice(0, limit);
+        more = true;
+      }
+    }
+    kept.sort();
+    if (kept.length > limit) {
+      kept = kept.slice(0, limit);
+      more = true;
+    }
+    const entries: [string, Uint8Array][] = kept.map((k) => [k, this.#map.getBytes(k)!]);
+    return { entries, cursor: more ? kept[kept.length - 1] : undefined };
   }
 
   size(): number {

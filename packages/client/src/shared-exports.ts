@@ -1,5 +1,6 @@
 // What both entries (browser and Node) export besides their own `connect`.
 export type { BackoffOptions } from './backoff.js';
+export { type Codec, Collection, collection, type KvRemote, msgpackCodec } from './collection.js';
 export { ERROR_CODES, type ErrorCode } from './error-codes.js';
 export { HeaplessError } from './heapless-error.js';
 export { type HttpClientOptions, httpClient } from './http-client.js';

@@ -102,52 +102,63 @@ describe('block', () => {
     expect(n).toBe(50);
   });
 
-  it('matches a sorted model under random keys, seeks and direction changes', () => {
-    fc.assert(
-      fc.property(
-        fc.uniqueArray(fc.tuple(fc.uint8Array({ maxLength: 6 }), fc.integer({ min: 0, max: 50 })), {
-          maxLength: 80,
-          selector: ([k, s]) => `${hex(k)}/${s}`,
-        }),
-        fc.integer({ min: 1, max: 8 }),
-        fc.array(
-          fc.tuple(
-            fc.uint8Array({ maxLength: 6 }),
-            fc.integer({ min: 0, max: 50 }),
-            fc.array(fc.boolean(), { maxLength: 6 }),
+  for (const [name, byte] of [
+    ['any bytes', fc.integer({ min: 0, max: 255 })],
+    ['a 3-letter alphabet (long shared prefixes)', fc.integer({ min: 0, max: 2 })],
+  ] as const) {
+    it(`matches a sorted model under random keys, seeks and direction changes (${name})`, () => {
+      fc.assert(
+        fc.property(
+          fc.uniqueArray(
+            fc.tuple(
+              fc.array(byte, { maxLength: 7 }).map((a) => Uint8Array.from(a)),
+              fc.integer({ min: 0, max: 50 }),
+            ),
+            {
+              maxLength: 80,
+              selector: ([k, s]) => `${hex(k)}/${s}`,
+            },
           ),
-        ),
-        (raw, interval, probes) => {
-          const keys = raw.map(([k, s]) => makeInternalKey(k, s, ValueKind.Value)).sort(compareInternalKeys);
-          const block = build(
-            keys.map((k, i) => [k, enc.encode(String(i))]),
-            interval,
-          );
-          const it = new BlockIterator(block);
-          for (const [k, s, moves] of probes) {
-            const t = makeInternalKey(k, s, ValueKind.Value);
-            it.seek(t);
-            let pos = keys.findIndex((x) => compareInternalKeys(x, t) >= 0);
-            if (pos < 0) pos = keys.length;
-            expect(it.valid()).toBe(pos < keys.length);
-            for (const fwd of moves) {
-              if (!it.valid()) break;
-              expect(hex(it.key())).toBe(hex(keys[pos]!));
-              if (fwd) {
-                it.next();
-                pos++;
-              } else {
-                it.prev();
-                pos--;
+          fc.integer({ min: 1, max: 8 }),
+          fc.array(
+            fc.tuple(
+              fc.array(byte, { maxLength: 7 }).map((a) => Uint8Array.from(a)),
+              fc.integer({ min: 0, max: 50 }),
+              fc.array(fc.boolean(), { maxLength: 6 }),
+            ),
+          ),
+          (raw, interval, probes) => {
+            const keys = raw.map(([k, s]) => makeInternalKey(k, s, ValueKind.Value)).sort(compareInternalKeys);
+            const block = build(
+              keys.map((k, i) => [k, enc.encode(String(i))]),
+              interval,
+            );
+            const it = new BlockIterator(block);
+            for (const [k, s, moves] of probes) {
+              const t = makeInternalKey(k, s, ValueKind.Value);
+              it.seek(t);
+              let pos = keys.findIndex((x) => compareInternalKeys(x, t) >= 0);
+              if (pos < 0) pos = keys.length;
+              expect(it.valid()).toBe(pos < keys.length);
+              for (const fwd of moves) {
+                if (!it.valid()) break;
+                expect(hex(it.key())).toBe(hex(keys[pos]!));
+                if (fwd) {
+                  it.next();
+                  pos++;
+                } else {
+                  it.prev();
+                  pos--;
+                }
+                expect(it.valid()).toBe(pos >= 0 && pos < keys.length);
               }
-              expect(it.valid()).toBe(pos >= 0 && pos < keys.length);
             }
-          }
-        },
-      ),
-      { numRuns: 200 },
-    );
-  });
+          },
+        ),
+        { numRuns: 200 },
+      );
+    });
+  }
 
   it('reports bad restart arrays and entries as corruption with file and offset', () => {
     expect(() => new Block(new Uint8Array([1, 2]), 'f.sst', 7)).toThrow(CorruptionError);

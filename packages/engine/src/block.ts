@@ -70,7 +70,7 @@ export class BlockIterator implements InternalIterator {
   private current: number;
   /** Offset just past the current entry. */
   private nextOffset = 0;
-  /** The restart block the current entry lies in. */
+  /** A restart block at or before the current entry's (see prev()). */
   private restartIndex = 0;
   private keyBuf: Uint8Array = new Uint8Array(64);
   private keyLen = 0;
@@ -81,6 +81,11 @@ export class BlockIterator implements InternalIterator {
   private hUnshared = 0;
   private hValueLen = 0;
   private hKeyOffset = 0;
+  /** Common user-key prefix length found by the last compareFrom(), and the shorter user-key length it compared. */
+  private lcp = 0;
+  private lcpLimit = 0;
+  /** Bytes the current entry's key shares with the previous key. */
+  private curShared = 0;
 
   constructor(block?: Block) {
     this.block = block ?? new Block(EMPTY_BLOCK_BYTES, '(none)', 0);
@@ -124,18 +129,75 @@ export class BlockIterator implements InternalIterator {
     const data = this.data;
     let left = 0;
     let right = this.block.numRestarts - 1;
+    // Prefix skipping: every key between two probed keys shares with the target at least the smaller of their common
+    // prefixes with it, so comparisons start past it. Keys of one table often share long prefixes.
+    let lcpLeft = 0;
+    let lcpRight = 0;
     while (left < right) {
       const mid = (left + right + 1) >>> 1;
       const at = this.block.restartPoint(mid);
       this.decodeHeader(at);
       if (this.hShared !== 0) this.corrupt(at, 'restart entry shares a prefix');
-      if (compareInternalAt(data, this.hKeyOffset, this.hUnshared, target, off, len) < 0) left = mid;
-      else right = mid - 1;
+      const skip = lcpLeft < lcpRight ? lcpLeft : lcpRight;
+      if (this.compareFrom(data, this.hKeyOffset, this.hUnshared, target, off, len, skip) < 0) {
+        left = mid;
+        lcpLeft = this.lcp;
+      } else {
+        right = mid - 1;
+        lcpRight = this.lcp;
+      }
     }
+    // Only bounds that were compared count: restart 0 and the end of the block were not.
+    const skip = left === 0 || right === this.block.numRestarts - 1 ? 0 : lcpLeft < lcpRight ? lcpLeft : lcpRight;
     this.seekToRestart(left);
+    if (!this.parseNext()) return;
+    if (this.compareFrom(this.keyBuf, 0, this.keyLen, target, off, len, skip) >= 0) return;
+    // Linear scan. The previous key p is below the target t and shares lcp bytes with it. A new key k shares `shared`
+    // bytes with p. When p and t differ inside their user keys (lcp < lcpLimit): shared > lcp means k agrees with p
+    // where p < t, so k < t; shared < lcp means k > p where p agrees with t, so k > t. Only shared == lcp needs bytes
+    // compared, from there on. (Keys are sorted and `shared` maximal, as the builder writes them.)
+    let lcp = this.lcp;
+    let limit = this.lcpLimit;
     while (this.parseNext()) {
-      if (compareInternalAt(this.keyBuf, 0, this.keyLen, target, off, len) >= 0) return;
+      const shared = this.curShared;
+      if (lcp < limit) {
+        if (shared > lcp) continue;
+        if (shared < lcp) return;
+      }
+      if (this.compareFrom(this.keyBuf, 0, this.keyLen, target, off, len, shared < lcp ? shared : lcp) >= 0) return;
+      lcp = this.lcp;
+      limit = this.lcpLimit;
     }
+  }
+
+  /**
+   * compareInternalAt for keys known to share their first `skip` user-key bytes; leaves the length of their common
+   * user-key prefix in `this.lcp`.
+   */
+  private compareFrom(
+    a: Uint8Array,
+    aOff: number,
+    aLen: number,
+    b: Uint8Array,
+    bOff: number,
+    bLen: number,
+    skip: number,
+  ): number {
+    const au = aLen >= TRAILER_SIZE ? aLen - TRAILER_SIZE : aLen;
+    const bu = bLen >= TRAILER_SIZE ? bLen - TRAILER_SIZE : bLen;
+    const n = au < bu ? au : bu;
+    let i = skip < n ? skip : n;
+    while (i < n && a[aOff + i] === b[bOff + i]) i++;
+    this.lcp = i;
+    this.lcpLimit = n;
+    if (i < n) return a[aOff + i]! - b[bOff + i]!;
+    if (au !== bu) return au - bu;
+    if (au === aLen || bu === bLen) return 0;
+    for (let j = 0; j < TRAILER_SIZE; j++) {
+      const d = b[bOff + bu + j]! - a[aOff + au + j]!;
+      if (d !== 0) return d;
+    }
+    return 0;
   }
 
   next(): void {
@@ -144,6 +206,10 @@ export class BlockIterator implements InternalIterator {
 
   prev(): void {
     const original = this.current;
+    // restartIndex is a hint at or before the current entry's restart block (next() does not maintain it): move it up
+    // to the last restart before the current entry, then down if the current entry is itself a restart point.
+    const n = this.block.numRestarts;
+    while (this.restartIndex + 1 < n && this.block.restartPoint(this.restartIndex + 1) < original) this.restartIndex++;
     while (this.block.restartPoint(this.restartIndex) >= original) {
       if (this.restartIndex === 0) {
         this.current = this.restartsOffset;
@@ -207,9 +273,25 @@ export class BlockIterator implements InternalIterator {
       return false;
     }
     this.current = at;
-    this.decodeHeader(at);
-    const shared = this.hShared;
-    const unshared = this.hUnshared;
+    const data = this.data;
+    let shared: number;
+    let unshared: number;
+    let valueLen: number;
+    let src: number;
+    // Fast path inline: the three lengths below 128 take one byte each (small keys and values).
+    if (at + 3 <= this.restartsOffset && (data[at]! | data[at + 1]! | data[at + 2]!) < 0x80) {
+      shared = data[at]!;
+      unshared = data[at + 1]!;
+      valueLen = data[at + 2]!;
+      src = at + 3;
+      if (src + unshared + valueLen > this.restartsOffset) this.corrupt(at, 'entry runs past the end of the block');
+    } else {
+      this.decodeHeader(at);
+      shared = this.hShared;
+      unshared = this.hUnshared;
+      valueLen = this.hValueLen;
+      src = this.hKeyOffset;
+    }
     if (shared > this.keyLen) this.corrupt(at, `entry shares ${shared} bytes of a ${this.keyLen}-byte key`);
     const keyLen = shared + unshared;
     if (this.keyBuf.length < keyLen) {
@@ -218,19 +300,16 @@ export class BlockIterator implements InternalIterator {
       this.keyBuf = grown;
     }
     const kb = this.keyBuf;
-    const data = this.data;
-    const src = this.hKeyOffset;
     if (unshared < 48) {
       for (let i = 0; i < unshared; i++) kb[shared + i] = data[src + i]!;
     } else {
       kb.set(data.subarray(src, src + unshared), shared);
     }
     this.keyLen = keyLen;
+    this.curShared = shared;
     this.valueOffset = src + unshared;
-    this.valueLen = this.hValueLen;
-    this.nextOffset = this.valueOffset + this.valueLen;
-    const rs = this.block.numRestarts;
-    while (this.restartIndex + 1 < rs && this.block.restartPoint(this.restartIndex + 1) <= at) this.restartIndex++;
+    this.valueLen = valueLen;
+    this.nextOffset = src + unshared + valueLen;
     return true;
   }
 

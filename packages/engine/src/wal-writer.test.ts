@@ -65,7 +65,9 @@ describe('WAL writer (group commit)', () => {
     const first = new WalWriter(join(dir, '000004.log'), 4, () => {});
     first.append(rec('old'), 0, 3);
     const order: string[] = [];
-    const closed = first.close().then(() => order.push('first closed'));
+    const closed = first.close().then(() => {
+      order.push('first closed');
+    });
     const second = new WalWriter(join(dir, '000005.log'), 5, () => {}, closed);
     second.append(rec('new'), 0, 3);
     await second.waitForSync().then(() => order.push('second synced'));

@@ -74,6 +74,8 @@ export class BlockIterator implements InternalIterator {
   private restartIndex = 0;
   private keyBuf: Uint8Array = new Uint8Array(64);
   private keyLen = 0;
+  /** keyBuf[0..keyLen) as handed out by key(); replaced when keyBuf is. */
+  private keyView: Uint8Array = this.keyBuf.subarray(0, 0);
   private valueOffset = 0;
   private valueLen = 0;
   // Decoded entry header, filled by decodeHeader().
@@ -222,8 +224,13 @@ export class BlockIterator implements InternalIterator {
     while (this.parseNext() && this.nextOffset < original) {}
   }
 
+  /**
+   * The current key. The returned view is reused while keys keep one length, so a scan of same-length keys allocates
+   * no key views; as the InternalIterator contract says, its bytes change when the cursor moves.
+   */
   key(): Uint8Array {
-    return this.keyBuf.subarray(0, this.keyLen);
+    if (this.keyView.length !== this.keyLen) this.keyView = this.keyBuf.subarray(0, this.keyLen);
+    return this.keyView;
   }
 
   value(): Uint8Array {
@@ -298,6 +305,7 @@ export class BlockIterator implements InternalIterator {
       const grown = new Uint8Array(Math.max(keyLen, this.keyBuf.length * 2));
       grown.set(this.keyBuf.subarray(0, shared));
       this.keyBuf = grown;
+      this.keyView = grown.subarray(0, 0);
     }
     const kb = this.keyBuf;
     if (unshared < 48) {

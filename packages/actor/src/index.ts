@@ -11,7 +11,16 @@ export {
 } from './actor-handle.js';
 export { detach } from './detach.js';
 export { ACTOR_ERROR_CODES, ActorError, type ActorErrorCode } from './errors.js';
-export { KvActor, type KvActorOptions, type KvStats, type WriteOptions } from './kv-actor.js';
+export type { HttpReplier } from './http-reply.js';
+export {
+  KvActor,
+  type KvActorOptions,
+  type KvStats,
+  type ScanOptions,
+  type ScanPage,
+  type WriteOptions,
+} from './kv-actor.js';
+export { kvRoutes } from './kv-http.js';
 export { Metrics } from './metrics.js';
 export { type Published, type PublishOptions, publish } from './publish.js';
 export { Deferred, type ReplySink } from './reply-sink.js';

@@ -4,27 +4,26 @@ import {
   DEFAULT_MAX_CALLS_PER_FRAME,
   DEFAULT_MAX_FRAME_BYTES,
   DEFAULT_MAX_IN_FLIGHT,
-  ERROR_CODES,
   type ErrorCode,
   HeaplessError,
-  MSGPACK_OPTIONS,
   PROTOCOL,
   type ServerHello,
 } from '@heapless/client/protocol';
 import Fastify, {
   type FastifyBaseLogger,
+  type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import { Packr } from 'msgpackr';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { handleOf } from './actor-handle.js';
+import { type ActorHandle, handleOf } from './actor-handle.js';
 import { bearerToken, digest, isLoopback, tokenMatches, upgradeToken } from './auth.js';
 import { ActorError } from './errors.js';
+import { HttpReplier, MSGPACK } from './http-reply.js';
 import type { Metrics } from './metrics.js';
-import { errorBody, wireCodeOf, wireMessageOf } from './wire-error.js';
+import { wireCodeOf, wireMessageOf } from './wire-error.js';
 import { WsSession } from './ws-session.js';
 
 /** Options of {@link publish}. */
@@ -49,6 +48,11 @@ export interface PublishOptions {
   logger?: FastifyServerOptions['logger'];
   /** Serve these metrics at `GET /metrics` and count connections in them. */
   metrics?: Metrics;
+  /**
+   * More HTTP routes for this actor (the KV actor's `/v1/kv`), registered in their own fastify scope (so they may
+   * have their own body parsers) behind the same token check and error handler.
+   */
+  routes?: (scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier) => void | Promise<void>;
 }
 
 /** A running server; its owner must `close()` it. */
@@ -66,8 +70,6 @@ export interface Published {
    */
   close(): Promise<void>;
 }
-
-const MSGPACK = 'application/msgpack';
 
 function positiveInt(name: string, v: number | undefined, dflt: number): number {
   const n = v ?? dflt;
@@ -111,24 +113,24 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   const maxBodyBytes = positiveInt('maxBodyBytes', opts.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
   const expected = opts.token ? digest(opts.token) : null;
   const metrics = opts.metrics;
-  const packr = new Packr(MSGPACK_OPTIONS);
+  const replier = new HttpReplier();
+  const packr = replier.packr;
 
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: maxBodyBytes,
+    // A route parameter may be a KV key: room for a percent-encoded key well past the KV actor's 1 KiB limit, so
+    // that a long key gets the actor's KEY_TOO_LARGE rather than the router's 414.
+    routerOptions: { maxParamLength: 8192 },
     // One log line per call would cost more than the call; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
   });
   const log = app.log;
 
-  const wantsMsgpack = (req: FastifyRequest) => (req.headers.accept ?? '').includes(MSGPACK);
-  const sendValue = (req: FastifyRequest, reply: FastifyReply, status: number, value: unknown) => {
-    reply.code(status);
-    if (wantsMsgpack(req)) return reply.type(MSGPACK).send(packr.pack(value));
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(value ?? null));
-  };
+  const sendValue = (req: FastifyRequest, reply: FastifyReply, status: number, value: unknown) =>
+    replier.value(req, reply, status, value);
   const sendError = (req: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string) =>
-    sendValue(req, reply, ERROR_CODES[code].status, errorBody(code, message));
+    replier.error(req, reply, code, message);
 
   app.removeContentTypeParser('text/plain'); // a body is an args array: JSON or msgpack only
   app.addContentTypeParser(MSGPACK, { parseAs: 'buffer' }, (_req, body, done) => {
@@ -159,6 +161,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     if (!handle.exposed.has(method)) throw new HeaplessError('UNKNOWN_METHOD', `unknown method ${method}`);
     return sendValue(req, reply, 200, await handle.call(method, args));
   });
+  if (opts.routes !== undefined) await app.register(async (scope) => opts.routes!(scope, handle, replier));
   if (metrics !== undefined) {
     app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4').send(metrics.render()));
   }

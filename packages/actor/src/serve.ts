@@ -1,6 +1,7 @@
 import { OffHeapMap } from '@heapless/offheap';
 import type { ServeArgs } from './cli-args.js';
 import { KvActor } from './kv-actor.js';
+import { kvRoutes } from './kv-http.js';
 import { Metrics } from './metrics.js';
 import { type Published, publish } from './publish.js';
 import { spawn } from './spawn.js';
@@ -39,6 +40,7 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
       token: args.token,
       logger: { level: args.logLevel },
       metrics,
+      routes: kvRoutes,
     });
   } catch (e) {
     await ref.stop();

@@ -38,6 +38,8 @@ export const ERROR_CODES = {
   KEY_TOO_LARGE: { wire: 400, status: 413, message: 'key too large' },
   /** A value longer than the KV actor's maxValueBytes. */
   VALUE_TOO_LARGE: { wire: 401, status: 413, message: 'value too large' },
+  /** No value under the key (HTTP `GET /v1/kv/:key` only; a call answers `undefined`). */
+  NOT_FOUND: { wire: 402, status: 404, message: 'no such key' },
   /** A fault in the server itself, not in the actor's method. */
   INTERNAL: { wire: 500, status: 500, message: 'internal server error' },
   /** The server is shutting down and takes no new calls (WebSocket close 1001). */

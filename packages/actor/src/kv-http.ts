@@ -1,0 +1,115 @@
+import { HeaplessError } from '@heapless/client/protocol';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ActorHandle } from './actor-handle.js';
+import { type HttpReplier, MSGPACK, wantsMsgpack } from './http-reply.js';
+import type { ScanPage } from './kv-actor.js';
+
+const OCTETS = 'application/octet-stream';
+
+/** A JSON body, parsed; msgpack and raw bodies stay Buffers so that a PUT stores them as they came. */
+interface JsonBody {
+  json: unknown;
+}
+
+function isJsonBody(b: unknown): b is JsonBody {
+  return typeof b === 'object' && b !== null && !Buffer.isBuffer(b) && 'json' in b;
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/**
+ * The KV actor's HTTP routes, for people and tools (the typed client uses the WebSocket):
+ *
+ * - `GET /v1/kv/:key`: the value; the stored bytes as they are for `accept: application/msgpack` or
+ *   `application/octet-stream`, else decoded from msgpack to JSON. 404 `NOT_FOUND` when missing.
+ * - `PUT /v1/kv/:key[?sync=1]`: a msgpack or `application/octet-stream` body is stored as it is; a JSON body is
+ *   encoded to msgpack once. 204 once durable.
+ * - `DELETE /v1/kv/:key[?sync=1]`: `{ deleted }`.
+ * - `POST /v1/kv/_getMany` with a keys array: the values in order (null where missing).
+ * - `GET /v1/kv?prefix=&gte=&lt=&limit=&cursor=`: one page of `{ entries: [[key, value]], cursor }`.
+ */
+export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier): void {
+  const packr = replier.packr;
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser([MSGPACK, OCTETS], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, { json: JSON.parse(body as string) } satisfies JsonBody);
+    } catch (cause) {
+      done(new HeaplessError('BAD_FRAME', 'body is not JSON', { cause }), undefined);
+    }
+  });
+
+  /** A decoded body: JSON as parsed, msgpack unpacked. */
+  const bodyValue = (req: FastifyRequest): unknown => {
+    const b = req.body;
+    if (isJsonBody(b)) return b.json;
+    if (Buffer.isBuffer(b) && (req.headers['content-type'] ?? '').startsWith(MSGPACK)) {
+      try {
+        return packr.unpack(b);
+      } catch (cause) {
+        throw new HeaplessError('BAD_FRAME', 'body is not msgpack', { cause });
+      }
+    }
+    throw new HeaplessError('BAD_REQUEST', 'a JSON or msgpack body is needed');
+  };
+  /** A stored value as JSON can carry it: decoded from msgpack. */
+  const decoded = (bytes: Uint8Array | undefined): unknown => {
+    if (bytes === undefined || bytes === null) return null;
+    try {
+      return packr.unpack(bytes);
+    } catch (cause) {
+      throw new HeaplessError('UNSUPPORTED_MEDIA_TYPE', `the value is not msgpack: ask for ${OCTETS}`, { cause });
+    }
+  };
+  const syncOf = (req: FastifyRequest) => {
+    const s = (req.query as { sync?: string }).sync;
+    return s === '1' || s === 'true';
+  };
+  const keyOf = (req: FastifyRequest) => (req.params as { key: string }).key;
+  const sendJson = (reply: FastifyReply, value: unknown) =>
+    reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
+
+  scope.get('/v1/kv/:key', async (req, reply) => {
+    const key = keyOf(req);
+    const bytes = (await handle.call('get', [key])) as Uint8Array | undefined;
+    if (bytes === undefined) return replier.error(req, reply, 'NOT_FOUND', `no value under ${key}`);
+    const accept = req.headers.accept ?? '';
+    if (accept.includes(OCTETS)) return reply.type(OCTETS).send(asBuffer(bytes));
+    if (accept.includes(MSGPACK)) return reply.type(MSGPACK).send(asBuffer(bytes));
+    return sendJson(reply, decoded(bytes));
+  });
+
+  scope.put('/v1/kv/:key', async (req, reply) => {
+    const b = req.body;
+    let bytes: Uint8Array;
+    if (Buffer.isBuffer(b)) bytes = b;
+    else if (isJsonBody(b)) bytes = packr.pack(b.json);
+    else throw new HeaplessError('BAD_REQUEST', 'a JSON, msgpack or octet-stream body is needed');
+    await handle.call('set', [keyOf(req), bytes, { sync: syncOf(req) }]);
+    return reply.code(204).send();
+  });
+
+  scope.delete('/v1/kv/:key', async (req, reply) => {
+    const deleted = await handle.call('delete', [keyOf(req), { sync: syncOf(req) }]);
+    return replier.value(req, reply, 200, { deleted });
+  });
+
+  scope.post('/v1/kv/_getMany', async (req, reply) => {
+    const values = (await handle.call('getMany', [bodyValue(req)])) as (Uint8Array | undefined)[];
+    if (wantsMsgpack(req)) return replier.value(req, reply, 200, values);
+    return sendJson(reply, values.map(decoded));
+  });
+
+  scope.get('/v1/kv', async (req, reply) => {
+    const q = req.query as Record<string, string | undefined>;
+    const limit = q.limit === undefined ? undefined : Number(q.limit);
+    const page = (await handle.call('scan', [
+      { prefix: q.prefix, gte: q.gte, lt: q.lt, cursor: q.cursor, limit },
+    ])) as ScanPage;
+    if (wantsMsgpack(req)) return replier.value(req, reply, 200, page);
+    return sendJson(reply, { entries: page.entries.map(([k, v]) => [k, decoded(v)]), cursor: page.cursor ?? null });
+  });
+}

@@ -1,0 +1,121 @@
+import { KvActor, kvRoutes, publish, spawn } from '@heapless/actor';
+import { collection, connect } from '@heapless/client';
+import { OffHeapMap } from '@heapless/offheap';
+import { pack, unpack } from 'msgpackr';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+interface User {
+  name: string;
+  age: number;
+}
+
+let server: Awaited<ReturnType<typeof publish>>;
+let ref: ReturnType<typeof spawn<KvActor>>;
+let kv: Awaited<ReturnType<typeof connect<typeof KvActor>>>;
+
+beforeAll(async () => {
+  ref = spawn(new KvActor(new OffHeapMap<string, unknown>({ threads: 1 }), { persistent: false }));
+  server = await publish(ref, { routes: kvRoutes });
+  kv = await connect<typeof KvActor>(server.url);
+});
+afterAll(async () => {
+  await kv.close();
+  await server.close();
+  await ref.stop();
+});
+
+const url = (path: string) => `${server.httpUrl}${path}`;
+
+describe('typed collections over the KV actor', () => {
+  it('encodes each value once on the client; the server hands the same bytes back', async () => {
+    const users = collection<User>(kv, 'user:');
+    await users.set('1', { name: 'ada', age: 36 });
+    await users.set('2', { name: 'bob', age: 41 });
+    expect(await users.get('1')).toEqual({ name: 'ada', age: 36 });
+    expect(await users.getMany(['2', 'nope', '1'])).toEqual([
+      { name: 'bob', age: 41 },
+      undefined,
+      { name: 'ada', age: 36 },
+    ]);
+    expect(await users.has('2')).toBe(true);
+    expect(await users.delete('2')).toBe(true);
+    // Under the prefix, as plain msgpack any client can read.
+    expect(unpack((await kv.get('user:1'))!)).toEqual({ name: 'ada', age: 36 });
+  });
+});
+
+describe('HTTP routes of the KV actor', () => {
+  it('PUT JSON, GET it as JSON, as msgpack and as raw bytes; the WebSocket sees the same', async () => {
+    const put = await fetch(url('/v1/kv/p:1'), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'cy', tags: ['a'] }),
+    });
+    expect(put.status).toBe(204);
+    expect(await (await fetch(url('/v1/kv/p:1'))).json()).toEqual({ name: 'cy', tags: ['a'] });
+    const asMsgpack = await fetch(url('/v1/kv/p:1'), { headers: { accept: 'application/msgpack' } });
+    expect(unpack(new Uint8Array(await asMsgpack.arrayBuffer()))).toEqual({ name: 'cy', tags: ['a'] });
+    expect(unpack((await kv.get('p:1'))!)).toEqual({ name: 'cy', tags: ['a'] });
+  });
+
+  it('stores a msgpack or octet-stream body as it is', async () => {
+    const bytes = pack({ raw: true });
+    await fetch(url('/v1/kv/p:2'), { method: 'PUT', headers: { 'content-type': 'application/msgpack' }, body: bytes });
+    expect(Buffer.from((await kv.get('p:2'))!).equals(Buffer.from(bytes))).toBe(true);
+    const blob = new Uint8Array([0xc1, 0, 1, 2]); // not msgpack
+    await fetch(url('/v1/kv/p:3'), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: blob,
+    });
+    const raw = await fetch(url('/v1/kv/p:3'), { headers: { accept: 'application/octet-stream' } });
+    expect([...new Uint8Array(await raw.arrayBuffer())]).toEqual([0xc1, 0, 1, 2]);
+    const asJson = await fetch(url('/v1/kv/p:3'));
+    expect(asJson.status).toBe(415);
+    expect(await asJson.json()).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
+  });
+
+  it('answers a missing key with 404 NOT_FOUND, deletes, gets many, and lists by prefix', async () => {
+    const missing = await fetch(url('/v1/kv/none'));
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: 'NOT_FOUND', wire: 402 });
+    for (const i of [1, 2, 3]) await kv.set(`l:${i}`, pack(i));
+    const many = await fetch(url('/v1/kv/_getMany'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(['l:3', 'l:9', 'l:1']),
+    });
+    expect(await many.json()).toEqual([3, null, 1]);
+    const page1 = await (await fetch(url('/v1/kv?prefix=l:&limit=2'))).json();
+    expect(page1).toEqual({
+      entries: [
+        ['l:1', 1],
+        ['l:2', 2],
+      ],
+      cursor: 'l:2',
+    });
+    const page2 = await (await fetch(url(`/v1/kv?prefix=l:&limit=2&cursor=${page1.cursor}`))).json();
+    expect(page2).toEqual({ entries: [['l:3', 3]], cursor: null });
+    const del = await fetch(url('/v1/kv/l:1'), { method: 'DELETE' });
+    expect(await del.json()).toEqual({ deleted: true });
+    expect(await kv.has('l:1')).toBe(false);
+  });
+
+  it('answers bad bodies and limits with typed errors', async () => {
+    const badJson = await fetch(url('/v1/kv/x'), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
+    expect(await badJson.json()).toMatchObject({ code: 'BAD_FRAME' });
+    const longKey = await fetch(url(`/v1/kv/${'k'.repeat(2000)}`), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '1',
+    });
+    expect(longKey.status).toBe(413);
+    expect(await longKey.json()).toMatchObject({ code: 'KEY_TOO_LARGE' });
+    const badLimit = await fetch(url('/v1/kv?limit=0'));
+    expect(await badLimit.json()).toMatchObject({ code: 'BAD_ARGUMENTS' });
+  });
+});

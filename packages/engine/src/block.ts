@@ -140,7 +140,7 @@ export class BlockIterator implements InternalIterator {
       const at = this.block.restartPoint(mid);
       this.decodeHeader(at);
       if (this.hShared !== 0) this.corrupt(at, 'restart entry shares a prefix');
-      const skip = lcpLeft < lcpRight ? lcpLeft : lcpRight;
+      const skip = Math.min(lcpLeft, lcpRight);
       if (this.compareFrom(data, this.hKeyOffset, this.hUnshared, target, off, len, skip) < 0) {
         left = mid;
         lcpLeft = this.lcp;
@@ -150,7 +150,7 @@ export class BlockIterator implements InternalIterator {
       }
     }
     // Only bounds that were compared count: restart 0 and the end of the block were not.
-    const skip = left === 0 || right === this.block.numRestarts - 1 ? 0 : lcpLeft < lcpRight ? lcpLeft : lcpRight;
+    const skip = left === 0 || right === this.block.numRestarts - 1 ? 0 : Math.min(lcpLeft, lcpRight);
     this.seekToRestart(left);
     if (!this.parseNext()) return;
     if (this.compareFrom(this.keyBuf, 0, this.keyLen, target, off, len, skip) >= 0) return;
@@ -166,7 +166,7 @@ export class BlockIterator implements InternalIterator {
         if (shared > lcp) continue;
         if (shared < lcp) return;
       }
-      if (this.compareFrom(this.keyBuf, 0, this.keyLen, target, off, len, shared < lcp ? shared : lcp) >= 0) return;
+      if (this.compareFrom(this.keyBuf, 0, this.keyLen, target, off, len, Math.min(shared, lcp)) >= 0) return;
       lcp = this.lcp;
       limit = this.lcpLimit;
     }
@@ -187,8 +187,8 @@ export class BlockIterator implements InternalIterator {
   ): number {
     const au = aLen >= TRAILER_SIZE ? aLen - TRAILER_SIZE : aLen;
     const bu = bLen >= TRAILER_SIZE ? bLen - TRAILER_SIZE : bLen;
-    const n = au < bu ? au : bu;
-    let i = skip < n ? skip : n;
+    const n = Math.min(au, bu);
+    let i = Math.min(skip, n);
     while (i < n && a[aOff + i] === b[bOff + i]) i++;
     this.lcp = i;
     this.lcpLimit = n;

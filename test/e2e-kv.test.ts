@@ -86,7 +86,7 @@ describe('HTTP routes of the KV actor', () => {
       body: JSON.stringify(['l:3', 'l:9', 'l:1']),
     });
     expect(await many.json()).toEqual([3, null, 1]);
-    const page1 = await (await fetch(url('/v1/kv?prefix=l:&limit=2'))).json();
+    const page1 = (await (await fetch(url('/v1/kv?prefix=l:&limit=2'))).json()) as { cursor: string };
     expect(page1).toEqual({
       entries: [
         ['l:1', 1],

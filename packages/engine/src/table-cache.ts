@@ -26,7 +26,7 @@ export class TableCache {
   private readonly maxOpenFiles: number;
   private readonly blockCache: BlockCache | undefined;
   private readonly verifyChecksums: boolean;
-  /** Open readers in least-recently-used-first order (a Map keeps insertion order; a hit re-inserts). */
+  /** Open readers, least recently used first (a Map keeps insertion order; a hit on a full cache re-inserts). */
   private readonly readers = new Map<number, TableReader>();
   private closed = false;
 
@@ -51,8 +51,11 @@ export class TableCache {
     const readers = this.readers;
     let reader = readers.get(fileNumber);
     if (reader !== undefined) {
-      readers.delete(fileNumber);
-      readers.set(fileNumber, reader);
+      // Recency only matters once the cache is full and must choose a victim; below that, skip the re-insertion.
+      if (readers.size >= this.maxOpenFiles) {
+        readers.delete(fileNumber);
+        readers.set(fileNumber, reader);
+      }
       return reader;
     }
     reader = TableReader.open(tableFileName(this.dir, fileNumber), {

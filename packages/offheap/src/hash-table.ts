@@ -5,7 +5,7 @@ import { bytesEqual, utf8Equals } from './key-bytes.js';
  * The index: an open-addressing hash table with linear probing in one SharedArrayBuffer. Capacity is a power of
  * two. Each slot is two u32 words (8 bytes, so a 64-byte cache line holds 8 slots of a probe sequence):
  *
- *   word 0  hash of the key (the full 32 bits, compared before touching the arena)
+ *   word 0  hash of the key as an int32 (all 32 bits, compared before touching the arena)
  *   word 1  location of the record in the arena (see arena.ts); 0 = empty, 1 = deleted (tombstone)
  *
  * Deletes leave tombstones so that a reader probing at the same time never loses a key that sat behind the deleted
@@ -17,7 +17,13 @@ const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
 
 export class HashTable {
   readonly sab: SharedArrayBuffer;
+  /** The slots as u32 words (locations are read and written through this view). */
   readonly slots: Uint32Array;
+  /**
+   * The same words as i32: hashes are compared through this view. Hashes are int32 so that they stay small
+   * integers in V8 (a uint32 above 2^31 is a heap number: an allocation when returned, a float compare after).
+   */
+  readonly hashes: Int32Array;
   readonly capacity: number;
   readonly mask: number;
   /** Slots holding a record. */
@@ -33,11 +39,13 @@ export class HashTable {
     this.mask = capacity - 1;
     this.sab = sab ?? new SharedArrayBuffer(capacity * SLOT_BYTES);
     this.slots = new Uint32Array(this.sab);
+    this.hashes = new Int32Array(this.sab);
   }
 
   /** Slot index holding the string key `key` (UTF-8 length `len`, hash `h`), or -1 and sets `insertAt`. */
   findString(h: number, key: string, len: number, arena: Arena): number {
     const slots = this.slots;
+    const hashes = this.hashes;
     const mask = this.mask;
     let i = h & mask;
     let free = -1;
@@ -49,7 +57,7 @@ export class HashTable {
       }
       if (loc === LOC_TOMBSTONE) {
         if (free === -1) free = i;
-      } else if (slots[i * 2] === h) {
+      } else if (hashes[i * 2] === h) {
         const seg = loc >>> LOC_OFFSET_BITS;
         const off = (loc & LOC_OFFSET_MASK) * 8;
         if (
@@ -66,6 +74,7 @@ export class HashTable {
   /** Slot index holding the key `key[off, off+len)` (hash `h`), or -1 and sets `insertAt`. */
   findBytes(h: number, key: Uint8Array, keyOff: number, len: number, arena: Arena): number {
     const slots = this.slots;
+    const hashes = this.hashes;
     const mask = this.mask;
     let i = h & mask;
     let free = -1;
@@ -77,7 +86,7 @@ export class HashTable {
       }
       if (loc === LOC_TOMBSTONE) {
         if (free === -1) free = i;
-      } else if (slots[i * 2] === h) {
+      } else if (hashes[i * 2] === h) {
         const seg = loc >>> LOC_OFFSET_BITS;
         const off = (loc & LOC_OFFSET_MASK) * 8;
         if (

@@ -13,14 +13,13 @@
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
-/** murmur3 fmix32: full avalanche of the 32 bits. */
+/** murmur3 fmix32: full avalanche of the 32 bits. Returns an int32 (a small integer for V8, never a heap number). */
 function fmix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return h ^ (h >>> 16);
 }
 
 /**

@@ -775,11 +775,12 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const t = this.table;
     const end = Math.min(old.capacity, this.migrateCursor + n);
     const from = old.slots;
+    const fromHashes = old.hashes;
     const to = t.slots;
     for (let i = this.migrateCursor; i < end; i++) {
       const loc = from[i * 2 + 1]!;
       if (loc <= LOC_TOMBSTONE) continue;
-      const h = from[i * 2]!;
+      const h = fromHashes[i * 2]!;
       const j = t.freeSlotFor(h);
       if (to[j * 2 + 1] === LOC_TOMBSTONE) t.tombstones--;
       this.lock(h);

@@ -64,6 +64,7 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
 
   next(): boolean {
     const slots = this.table.slots;
+    const hashes = this.table.hashes;
     const control = this.control;
     for (;;) {
       const i = ++this.slot;
@@ -74,12 +75,12 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
         return true;
       }
       for (;;) {
-        const h = slots[i * 2]!;
+        const h = hashes[i * 2]!;
         const st = stripeOf(h);
         const s1 = Atomics.load(control, st);
         if ((s1 & 1) !== 0) continue;
         const loc = slots[i * 2 + 1]!;
-        if (slots[i * 2] !== h) continue;
+        if (hashes[i * 2] !== h) continue;
         if (loc <= LOC_TOMBSTONE) break; // deleted or moved on since: skip
         if (loc >>> LOC_OFFSET_BITS >= this.arena.u8.length && !this.refresh()) return false;
         const ok = this.copy(loc);

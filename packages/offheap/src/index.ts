@@ -4,6 +4,7 @@ export {
   MAX_KEY_BYTES,
   type MapKey,
   OffHeapMap,
+  type OffHeapMapOpenOptions,
   type OffHeapMapOptions,
   type OffHeapMapStats,
 } from './offheap-map.js';

@@ -50,6 +50,9 @@ export class Block {
   }
 }
 
+// Int32 fields per entry in the reverse-step cache.
+const RC_FIELDS = 5;
+
 // An empty block with a single restart (what BlockBuilder finishes with no entry): the state of an iterator that has
 // not been pointed at a block yet.
 const EMPTY_BLOCK_BYTES = new Uint8Array([0, 0, 0, 0, 1, 0, 0, 0]);
@@ -88,6 +91,15 @@ export class BlockIterator implements InternalIterator {
   private lcpLimit = 0;
   /** Bytes the current entry's key shares with the previous key. */
   private curShared = 0;
+  // Reverse-step cache (as RocksDB's block iterator keeps): the entries of the restart interval the last scanning
+  // prev() decoded, so that stepping back within it costs a key copy rather than a rescan of the interval.
+  private rcBlock: Block | null = null;
+  private rcCount = 0;
+  private rcPos = -1;
+  /** Per cached entry: offset, key start in rcKeys, key length, value offset, value length. */
+  private rcEntries = new Int32Array(RC_FIELDS * 32);
+  private rcKeys = new Uint8Array(1024);
+  private rcKeysLen = 0;
 
   constructor(block?: Block) {
     this.block = block ?? new Block(EMPTY_BLOCK_BYTES, '(none)', 0);
@@ -208,6 +220,16 @@ export class BlockIterator implements InternalIterator {
 
   prev(): void {
     const original = this.current;
+    // Fast path: stepping back inside the restart interval the last scan decoded.
+    if (this.rcBlock === this.block) {
+      const e = this.rcEntries;
+      let pos = this.rcPos;
+      if (pos + 1 < this.rcCount && e[(pos + 1) * RC_FIELDS] === original) pos++;
+      if (pos > 0 && e[pos * RC_FIELDS] === original) {
+        this.loadCached(pos - 1);
+        return;
+      }
+    }
     // restartIndex is a hint at or before the current entry's restart block (next() does not maintain it): move it up
     // to the last restart before the current entry, then down if the current entry is itself a restart point.
     const n = this.block.numRestarts;
@@ -220,8 +242,65 @@ export class BlockIterator implements InternalIterator {
       }
       this.restartIndex--;
     }
+    // Decode the interval up to the entry before `original`, remembering each entry for the prev() calls to come.
     this.seekToRestart(this.restartIndex);
-    while (this.parseNext() && this.nextOffset < original) {}
+    this.rcBlock = this.block;
+    this.rcCount = 0;
+    this.rcKeysLen = 0;
+    while (this.parseNext()) {
+      this.remember();
+      if (this.nextOffset >= original) break;
+    }
+    this.rcPos = this.rcCount - 1;
+  }
+
+  /** Appends the current entry to the reverse-step cache. */
+  private remember(): void {
+    const i = this.rcCount++;
+    if ((i + 1) * RC_FIELDS > this.rcEntries.length) {
+      const grown = new Int32Array(this.rcEntries.length * 2);
+      grown.set(this.rcEntries);
+      this.rcEntries = grown;
+    }
+    const keyLen = this.keyLen;
+    if (this.rcKeysLen + keyLen > this.rcKeys.length) {
+      const grown = new Uint8Array(Math.max(this.rcKeysLen + keyLen, this.rcKeys.length * 2));
+      grown.set(this.rcKeys.subarray(0, this.rcKeysLen));
+      this.rcKeys = grown;
+    }
+    const keys = this.rcKeys;
+    const kb = this.keyBuf;
+    const at = this.rcKeysLen;
+    for (let j = 0; j < keyLen; j++) keys[at + j] = kb[j]!;
+    const e = this.rcEntries;
+    const b = i * RC_FIELDS;
+    e[b] = this.current;
+    e[b + 1] = at;
+    e[b + 2] = keyLen;
+    e[b + 3] = this.valueOffset;
+    e[b + 4] = this.valueLen;
+    this.rcKeysLen = at + keyLen;
+  }
+
+  /** Makes cached entry `pos` the current one. */
+  private loadCached(pos: number): void {
+    const e = this.rcEntries;
+    const b = pos * RC_FIELDS;
+    const keyLen = e[b + 2]!;
+    if (this.keyBuf.length < keyLen) {
+      this.keyBuf = new Uint8Array(Math.max(keyLen, this.keyBuf.length * 2));
+      this.keyView = this.keyBuf.subarray(0, 0);
+    }
+    const kb = this.keyBuf;
+    const keys = this.rcKeys;
+    const from = e[b + 1]!;
+    for (let j = 0; j < keyLen; j++) kb[j] = keys[from + j]!;
+    this.keyLen = keyLen;
+    this.current = e[b]!;
+    this.valueOffset = e[b + 3]!;
+    this.valueLen = e[b + 4]!;
+    this.nextOffset = this.valueOffset + this.valueLen;
+    this.rcPos = pos;
   }
 
   /**

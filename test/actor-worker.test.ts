@@ -69,11 +69,15 @@ describe('spawnInWorker', () => {
     await expect(ref.get()).rejects.toMatchObject({ code: 'ACTOR_STOPPED' });
   });
 
-  it('stop() drains by default', async () => {
+  it('stop() drains by default and leaves no worker behind', async () => {
+    const workers = () => process.getActiveResourcesInfo().filter((r) => r === 'MessagePort' || r === 'Worker').length;
+    const before = workers();
     const ref = await spawnInWorker<Counter>(url, 'Counter', [0]);
+    expect(workers()).toBeGreaterThan(before);
     const calls = [ref.slowAdd(1, 20), ref.add(1), ref.add(1)];
     await ref.stop();
     expect(await Promise.all(calls)).toEqual([1, 2, 3]);
+    expect(workers()).toBe(before);
   });
 
   it('fails to start with HEAPLESS_ERR_WORKER_START for a missing or non-class export', async () => {

@@ -5,7 +5,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 
 class Journal extends Actor {
-  static override readonly exposed = ['append', 'entries', 'size', 'sleep', 'store', 'load', 'isView', 'add'] as const;
+  static override readonly exposed = [
+    'append',
+    'entries',
+    'size',
+    'sleep',
+    'store',
+    'load',
+    'isView',
+    'add',
+    'huge',
+  ] as const;
   readonly #byClient = new Map<number, number[]>();
   readonly #blobs = new Map<string, Uint8Array>();
   #size = 0;
@@ -42,6 +52,10 @@ class Journal extends Actor {
       throw new HeaplessError('BAD_ARGUMENTS', `add(a: number, b: number), got ${typeof a}, ${typeof b}`);
     }
     return a + b;
+  }
+  /** A result msgpack cannot carry. */
+  huge(): bigint {
+    return 2n ** 70n;
   }
   /** Not exposed: remote callers must not reach it. */
   reset(): void {
@@ -106,6 +120,21 @@ describe('WebSocket end to end', () => {
     await expect(raw.reset()).rejects.toMatchObject({ code: 'UNKNOWN_METHOD' });
     await expect(raw.add('1', 2)).rejects.toMatchObject({ code: 'BAD_ARGUMENTS', wire: 301 });
     expect(await c.add(1, 2)).toBe(3);
+  });
+
+  it('fails only the call whose arguments or result cannot be encoded', async () => {
+    const server = await serve();
+    const c = await connect<typeof Journal>(server.url);
+    open.push(c);
+    const [bad, good, result] = await Promise.allSettled([
+      c.add((2n ** 70n) as unknown as number, 1),
+      c.add(1, 1),
+      c.huge(),
+    ]);
+    expect(bad).toMatchObject({ status: 'rejected', reason: { code: 'BAD_ARGUMENTS' } });
+    expect(good).toEqual({ status: 'fulfilled', value: 2 });
+    expect(result).toMatchObject({ status: 'rejected', reason: { code: 'ACTOR_ERROR' } });
+    expect(await c.add(2, 3)).toBe(5);
   });
 
   it('times a call out on its own and keeps the connection', async () => {

@@ -128,23 +128,36 @@ export class WsSession implements ReplySink {
     this.#send(replies);
   };
 
-  /** Sends `replies` in as few frames as fit under maxFrameBytes; a single reply too big becomes an error reply. */
+  /**
+   * Sends `replies` in as few frames as fit under maxFrameBytes; a single reply too big, or whose result cannot be
+   * encoded (a BigInt beyond 64 bits, a cycle), becomes an error reply.
+   */
   #send(replies: unknown[][]): void {
-    const bytes = this.#encoder.encodeDetached(replies);
-    if (bytes.length > this.#hello.maxFrameBytes) {
-      if (replies.length > 1) {
-        const half = replies.length >>> 1;
-        this.#send(replies.slice(0, half));
-        this.#send(replies.slice(half));
-        return;
+    let bytes: Uint8Array | null = null;
+    let problem: [number, string] | null = null;
+    try {
+      bytes = this.#encoder.encodeDetached(replies);
+      if (bytes.length > this.#hello.maxFrameBytes) {
+        problem = [
+          ERROR_CODES.FRAME_TOO_LARGE.wire,
+          `reply of ${bytes.length} bytes exceeds the frame limit of ${this.#hello.maxFrameBytes}`,
+        ];
       }
-      const id = replies[0][0] as number;
-      const msg = `reply of ${bytes.length} bytes exceeds the frame limit of ${this.#hello.maxFrameBytes}`;
-      this.#send([[id, ERROR_CODES.FRAME_TOO_LARGE.wire, msg]]);
+    } catch (e) {
+      problem = [ERROR_CODES.ACTOR_ERROR.wire, `the result cannot be encoded: ${wireMessageOf(e)}`];
+    }
+    if (problem === null && bytes !== null) {
+      const n = replies.length;
+      this.#ws.send(bytes, () => this.#written(n));
       return;
     }
-    const n = replies.length;
-    this.#ws.send(bytes, () => this.#written(n));
+    if (replies.length > 1) {
+      const half = replies.length >>> 1;
+      this.#send(replies.slice(0, half));
+      this.#send(replies.slice(half));
+      return;
+    }
+    this.#send([[replies[0][0], problem![0], problem![1]]]);
   }
 
   #written(n: number): void {

@@ -32,13 +32,18 @@ export class FrameEncoder {
   /**
    * Encodes `frame` and returns a view of this encoder's buffer, valid until the next call of `encode`: the caller
    * must hand it to something that copies it at once (a browser `WebSocket.send`, or `ws` on the client side, which
-   * masks into a new buffer), or call {@link encodeDetached}.
+   * masks into a new buffer), or call {@link encodeDetached}. Throws what msgpackr throws for a value it cannot
+   * encode (a BigInt beyond 64 bits, a cycle).
    */
   encode(frame: readonly unknown[]): Uint8Array {
     const packr = this.#packr;
     packr.useBuffer(this.#buf);
-    const out = packr.pack(frame, RESET_BUFFER_MODE) as Uint8Array;
-    packr.position = PAST_THE_END;
+    let out: Uint8Array;
+    try {
+      out = packr.pack(frame, RESET_BUFFER_MODE) as Uint8Array;
+    } finally {
+      packr.position = PAST_THE_END; // even when a value cannot be encoded
+    }
     // msgpackr grew a new buffer for a big frame: keep it if it is not too big.
     if (out.buffer !== this.#buf.buffer && out.buffer.byteLength <= MAX_KEPT_BYTES) {
       this.#buf = typeof Buffer === 'function' ? Buffer.from(out.buffer) : new Uint8Array(out.buffer);

@@ -269,12 +269,29 @@ export class RpcClient {
     calls.length = 0;
   };
 
-  /** Sends `calls` as one frame, or as several if the frame would be too big; a single call too big fails alone. */
+  /**
+   * Sends `calls` as one frame, or as several if the frame would be too big or a value cannot be encoded; a single call
+   * that is too big (`CALL_TOO_LARGE`) or cannot be encoded (`BAD_ARGUMENTS`) fails alone, unsent.
+   */
   #send(calls: [number, string, unknown[]][]): void {
     const socket = this.#socket;
     if (socket === null) return;
-    const bytes = this.#encoder.encode(calls);
-    if (bytes.length <= this.#maxFrameBytes) {
+    let bytes: Uint8Array | null = null;
+    let failure: HeaplessError | null = null;
+    try {
+      bytes = this.#encoder.encode(calls);
+      if (bytes.length > this.#maxFrameBytes) {
+        failure = new HeaplessError(
+          'CALL_TOO_LARGE',
+          `call ${calls[0][1]} is ${bytes.length} bytes, the frame limit is ${this.#maxFrameBytes}`,
+        );
+      }
+    } catch (cause) {
+      failure = new HeaplessError('BAD_ARGUMENTS', `arguments of ${calls[0][1]} cannot be encoded: ${String(cause)}`, {
+        cause,
+      });
+    }
+    if (failure === null && bytes !== null) {
       socket.send(bytes);
       return;
     }
@@ -282,12 +299,7 @@ export class RpcClient {
       const id = calls[0][0];
       const p = this.#pending.get(id);
       this.#pending.delete(id);
-      p?.reject(
-        new HeaplessError(
-          'CALL_TOO_LARGE',
-          `call ${calls[0][1]} is ${bytes.length} bytes, the frame limit is ${this.#maxFrameBytes}`,
-        ),
-      );
+      p?.reject(failure);
       return;
     }
     const half = calls.length >>> 1;

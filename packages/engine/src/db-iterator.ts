@@ -56,6 +56,13 @@ export class DbIterator {
     return k.subarray(0, k.length - TRAILER_SIZE);
   }
 
+  /** A copy of the current user key, the caller's to keep. */
+  keyCopy(): Uint8Array {
+    if (this.reverse) return this.saved.slice(0, this.savedLength);
+    const k = this.iter.key();
+    return k.slice(0, k.length - TRAILER_SIZE);
+  }
+
   /** The current value: a view valid until the cursor moves. */
   value(): Uint8Array {
     return this.reverse ? this.savedValue.subarray(0, this.savedValueLength) : this.iter.value();

@@ -151,7 +151,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
     this.advance();
     if (!db.valid() || this.count >= this.limit || this.beyond()) return undefined;
     this.count++;
-    return [this.keys ? db.key().slice() : EMPTY, this.values ? db.value().slice() : EMPTY];
+    return [this.keys ? db.keyCopy() : EMPTY, this.values ? db.value().slice() : EMPTY];
   }
 
   /** Up to `n` next entries (an empty array at the end), read synchronously. Throws as `nextSync`. */
@@ -165,7 +165,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
     while (out.length < n) {
       if (!db.valid() || this.count >= this.limit || this.beyond()) break;
       this.count++;
-      out.push([keys ? db.key().slice() : EMPTY, values ? db.value().slice() : EMPTY]);
+      out.push([keys ? db.keyCopy() : EMPTY, values ? db.value().slice() : EMPTY]);
       if (out.length === n) break;
       if (this.reverse) db.prev();
       else db.next();

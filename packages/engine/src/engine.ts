@@ -77,8 +77,11 @@ export interface EngineStats {
   blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number };
 }
 
+/** While flushes or compactions run, a write resolves on the next event-loop turn once per this many entries. */
+const YIELD_EVERY = 1024;
+
 /** Frozen memtables waiting for a flush before writes start to wait. */
-const MAX_IMMUTABLE_MEMTABLES = 2;
+const MAX_IMMUTABLE_MEMTABLES = 3;
 
 interface Immutable {
   mem: Memtable;
@@ -144,6 +147,7 @@ export class Engine {
   private readonly inserter: BatchHandler;
   private readonly resolved = Promise.resolve();
   private keyScratch = Buffer.allocUnsafe(256);
+  private writesSinceYield = 0;
   private readonly onWalError = (err: Error): void => this.setBackgroundError(err);
   private readonly counters = {
     flushes: 0,
@@ -390,6 +394,14 @@ export class Engine {
     if (doSync) return wal.waitForSync();
     if (l0 >= this.options.level0SlowdownTrigger) {
       this.counters.writeSlowdowns++;
+      return new Promise((resolve) => setImmediate(resolve));
+    }
+    // A writer awaiting each write in a loop never leaves the microtask queue, so a finished flush (a worker
+    // message) would not be seen until writes stall. While background work runs, let the event loop turn now and
+    // then: one setImmediate per YIELD_EVERY writes.
+    this.writesSinceYield += count;
+    if (this.writesSinceYield >= YIELD_EVERY && (this.flushing || this.compacting)) {
+      this.writesSinceYield = 0;
       return new Promise((resolve) => setImmediate(resolve));
     }
     return this.resolved;

@@ -93,3 +93,22 @@ describe('memtable', () => {
     expect(m.hasRoom(0, Memtable.capacityFor(0, 0))).toBe(false);
   });
 });
+
+describe('memtable sequential-insert hint', () => {
+  it('keeps order when runs of ascending keys are interleaved with keys that go before them', () => {
+    const m = new Memtable(1 << 20);
+    const expected: string[] = [];
+    let seq = 1;
+    for (let run = 0; run < 20; run++) {
+      for (let i = 0; i < 50; i++) {
+        const k = `r${String((run * 7919) % 20).padStart(2, '0')}-${String(i).padStart(3, '0')}`;
+        add(m, k, seq++, 'v');
+        expected.push(k);
+      }
+      add(m, `a${run}`, seq++, 'w'); // before everything: breaks the run
+      expected.push(`a${run}`);
+    }
+    const got = m.dump().map((line) => line.slice(0, line.indexOf('@')));
+    expect(got).toEqual([...expected].sort());
+  });
+});

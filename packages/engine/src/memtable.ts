@@ -52,6 +52,8 @@ export class Memtable {
   count: number;
   private maxHeight = 1;
   private rng = 0x2545f491;
+  /** The node `add` inserted last (0: none), for the sequential-insert hint. */
+  private lastInserted = 0;
   /** Scratch: the rightmost node before the insert point at each level. */
   private readonly prev = new Uint32Array(MAX_HEIGHT);
   /** Set by `get` when it returns `LookupResult.Value`: where the value sits in `bytes`. */
@@ -184,13 +186,16 @@ export class Memtable {
     const nodes = this.nodes;
     let x = 0;
     let level = this.maxHeight - 1;
+    // A node found >= the key at one level is met again at lower levels: do not compare it twice (LevelDB's trick).
+    let known = 0;
     for (;;) {
       const next = nodes[x + NEXT + level]!;
-      if (next !== 0 && this.compareNode(next, src, ks, kl, thi, tlo) < 0) {
+      if (next !== 0 && next !== known && this.compareNode(next, src, ks, kl, thi, tlo) < 0) {
         x = next;
       } else {
         if (fillPrev) this.prev[level] = x;
         if (level === 0) return next;
+        known = next;
         level--;
       }
     }
@@ -215,7 +220,9 @@ export class Memtable {
     const tlo = t >>> 0;
     const bytes = this.bytes;
     const off = this.bytesUsed;
-    bytes.set(kl > 0 ? src.subarray(ks, ks + kl) : EMPTY, off);
+    // Short keys and values are copied by hand: cheaper than making a subarray for set().
+    if (kl <= 32) for (let i = 0; i < kl; i++) bytes[off + i] = src[ks + i]!;
+    else bytes.set(src.subarray(ks, ks + kl), off);
     const tr = off + kl;
     bytes[tr] = thi >>> 24;
     bytes[tr + 1] = thi >>> 16;
@@ -225,16 +232,26 @@ export class Memtable {
     bytes[tr + 5] = tlo >>> 16;
     bytes[tr + 6] = tlo >>> 8;
     bytes[tr + 7] = tlo;
-    if (vl > 0) bytes.set(val.subarray(vs, vs + vl), tr + TRAILER_SIZE);
+    const vo = tr + TRAILER_SIZE;
+    if (vl <= 32) for (let i = 0; i < vl; i++) bytes[vo + i] = val[vs + i]!;
+    else bytes.set(val.subarray(vs, vs + vl), vo);
     this.bytesUsed = tr + TRAILER_SIZE + vl;
 
-    this.findGreaterOrEqual(src, ks, kl, thi, tlo, true);
+    // Sequential loads insert right after the previous insert: then `prev` is still right and two comparisons
+    // replace the search. (After an insert, prev[i] below its height is that node; above it, unchanged and valid.)
+    const last = this.lastInserted;
+    const nodes = this.nodes;
+    let hinted = false;
+    if (last !== 0 && this.compareNode(last, src, ks, kl, thi, tlo) < 0) {
+      const after = nodes[last + NEXT]!;
+      hinted = after === 0 || this.compareNode(after, src, ks, kl, thi, tlo) > 0;
+    }
+    if (!hinted) this.findGreaterOrEqual(src, ks, kl, thi, tlo, true);
     const height = this.randomHeight();
     if (height > this.maxHeight) {
       for (let i = this.maxHeight; i < height; i++) this.prev[i] = 0;
       this.maxHeight = height;
     }
-    const nodes = this.nodes;
     const n = this.nodesUsed;
     nodes[n + OFF] = off;
     nodes[n + KLEN] = kl;
@@ -246,7 +263,9 @@ export class Memtable {
       const p = this.prev[i]!;
       nodes[n + NEXT + i] = nodes[p + NEXT + i]!;
       nodes[p + NEXT + i] = n;
+      this.prev[i] = n;
     }
+    this.lastInserted = n;
     this.nodesUsed = n + NODE_FIXED + height;
     this.count++;
   }
@@ -344,8 +363,6 @@ export class Memtable {
     return out;
   }
 }
-
-const EMPTY = new Uint8Array(0);
 
 function readU32BE(b: Uint8Array, at: number): number {
   return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;

@@ -52,3 +52,49 @@ describe('write batch', () => {
     expect(() => replay(b)).toThrow(/unknown entry kind 9/);
   });
 });
+
+describe('write batch encoding of every kind of string and buffer', () => {
+  it('round-trips ASCII, multi-byte UTF-8, long strings (multi-byte varints) and buffers, growing from a tiny buffer', () => {
+    const b = new WriteBatch(undefined, 1);
+    const cases: Array<[string | Uint8Array, string | Uint8Array]> = [
+      ['', ''],
+      ['a', 'é'],
+      ['日本語', '🙂'.repeat(50)],
+      ['k'.repeat(127), 'v'.repeat(128)],
+      ['ü'.repeat(200), new Uint8Array(300).fill(7)],
+      [new Uint8Array([0, 1, 2]), 'x'.repeat(20000)],
+    ];
+    for (const [k, v] of cases) b.put(k, v);
+    b.del('é'.repeat(70));
+    b.seal(1);
+    const bytes = (x: string | Uint8Array) =>
+      Buffer.from(typeof x === 'string' ? Buffer.from(x, 'utf8') : x).toString('hex');
+    const got: string[] = [];
+    replayBatch(
+      b.rep,
+      b.length,
+      1,
+      {
+        put: (buf, ks, kl, vs, vl) =>
+          got.push(
+            `${Buffer.from(buf.subarray(ks, ks + kl)).toString('hex')}=${Buffer.from(buf.subarray(vs, vs + vl)).toString('hex')}`,
+          ),
+        del: (buf, ks, kl) => got.push(`del ${Buffer.from(buf.subarray(ks, ks + kl)).toString('hex')}`),
+      },
+      new Int32Array(1),
+      'x',
+      0,
+    );
+    expect(got).toEqual([...cases.map(([k, v]) => `${bytes(k)}=${bytes(v)}`), `del ${bytes('é'.repeat(70))}`]);
+  });
+
+  it('leaves the batch unchanged when an entry is rejected', () => {
+    const b = new WriteBatch();
+    b.put('a', 'b');
+    const len = b.length;
+    expect(() => b.put('k', {} as unknown as string)).toThrow(
+      expect.objectContaining({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' }),
+    );
+    expect([b.length, b.count]).toEqual([len, 1]);
+  });
+});

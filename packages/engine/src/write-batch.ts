@@ -26,12 +26,6 @@ export interface BatchHandler {
   del(buf: Uint8Array, keyStart: number, keyLength: number, seq: number): void;
 }
 
-function byteLengthOf(b: Bytes, what: string): number {
-  if (typeof b === 'string') return Buffer.byteLength(b, 'utf8');
-  if (b instanceof Uint8Array) return b.length;
-  throw invalidArgument(`${what} must be a Uint8Array or a string, got ${b === null ? 'null' : typeof b}`);
-}
-
 export class WriteBatch {
   /** The encoded batch: `rep[0, length)`. */
   rep: Buffer;
@@ -50,32 +44,30 @@ export class WriteBatch {
 
   /** Queues a put. Throws HEAPLESS_ERR_INVALID_ARGUMENT for a key or value of the wrong type or size. Returns this. */
   put(key: Bytes, value: Bytes): this {
-    const kl = byteLengthOf(key, 'key');
-    const vl = byteLengthOf(value, 'value');
-    if (kl > MAX_KEY_SIZE) throw invalidArgument(`key of ${kl} bytes exceeds the maximum of ${MAX_KEY_SIZE}`);
-    if (vl > MAX_VALUE_SIZE) throw invalidArgument(`value of ${vl} bytes exceeds the maximum of ${MAX_VALUE_SIZE}`);
-    this.reserve(1 + 5 + kl + 5 + vl);
-    const rep = this.rep;
-    let at = this.length;
-    rep[at++] = ValueKind.Value;
-    at = putVarint32(rep, at, kl);
-    at = this.putBytes(at, key, kl);
-    at = putVarint32(rep, at, vl);
-    this.length = this.putBytes(at, value, vl);
+    const at = this.length;
+    this.reserve(1);
+    this.rep[at] = ValueKind.Value;
+    try {
+      this.length = this.putField(this.putField(at + 1, key, 'key', MAX_KEY_SIZE), value, 'value', MAX_VALUE_SIZE);
+    } catch (err) {
+      this.length = at;
+      throw err;
+    }
     this.count++;
     return this;
   }
 
   /** Queues a delete. Throws HEAPLESS_ERR_INVALID_ARGUMENT for a bad key. Returns this. */
   del(key: Bytes): this {
-    const kl = byteLengthOf(key, 'key');
-    if (kl > MAX_KEY_SIZE) throw invalidArgument(`key of ${kl} bytes exceeds the maximum of ${MAX_KEY_SIZE}`);
-    this.reserve(1 + 5 + kl);
-    const rep = this.rep;
-    let at = this.length;
-    rep[at++] = ValueKind.Deletion;
-    at = putVarint32(rep, at, kl);
-    this.length = this.putBytes(at, key, kl);
+    const at = this.length;
+    this.reserve(1);
+    this.rep[at] = ValueKind.Deletion;
+    try {
+      this.length = this.putField(at + 1, key, 'key', MAX_KEY_SIZE);
+    } catch (err) {
+      this.length = at;
+      throw err;
+    }
     this.count++;
     return this;
   }
@@ -112,9 +104,47 @@ export class WriteBatch {
     rep.writeUInt32LE(this.count, 8);
   }
 
-  private putBytes(at: number, b: Bytes, len: number): number {
+  /**
+   * Writes `varint32 length | bytes` of `b` at `at`; returns the offset after it. Short ASCII strings are encoded by
+   * hand (cheaper than a call into the UTF-8 encoder); others are written after a worst-case varint gap that is then
+   * closed. Throws INVALID_ARGUMENT for a wrong type or a size above `max`.
+   */
+  private putField(at: number, b: Bytes, what: string, max: number): number {
     if (typeof b === 'string') {
-      this.rep.write(b, at, len, 'utf8');
+      const n = b.length;
+      this.reserve(at - this.length + 5 + 3 * n + 1);
+      const rep = this.rep;
+      if (n < 128) {
+        // One varint byte covers any length below 128; try pure ASCII first.
+        let i = 0;
+        for (; i < n; i++) {
+          const c = b.charCodeAt(i);
+          if (c >= 0x80) break;
+          rep[at + 1 + i] = c;
+        }
+        if (i === n) {
+          rep[at] = n;
+          return at + 1 + n;
+        }
+      }
+      const gap = varint32Length(3 * n);
+      const len = rep.write(b, at + gap, 'utf8');
+      if (len > max) throw invalidArgument(`${what} of ${len} bytes exceeds the maximum of ${max}`);
+      const vl = varint32Length(len);
+      if (vl !== gap) rep.copyWithin(at + vl, at + gap, at + gap + len);
+      putVarint32(rep, at, len);
+      return at + vl + len;
+    }
+    if (!(b instanceof Uint8Array)) {
+      throw invalidArgument(`${what} must be a Uint8Array or a string, got ${b === null ? 'null' : typeof b}`);
+    }
+    const len = b.length;
+    if (len > max) throw invalidArgument(`${what} of ${len} bytes exceeds the maximum of ${max}`);
+    this.reserve(at - this.length + 5 + len);
+    at = putVarint32(this.rep, at, len);
+    if (len <= 32) {
+      const rep = this.rep;
+      for (let i = 0; i < len; i++) rep[at + i] = b[i]!;
     } else {
       this.rep.set(b, at);
     }
@@ -126,14 +156,10 @@ export class WriteBatch {
     let size = this.rep.length * 2;
     while (size < this.length + n) size *= 2;
     const grown = Buffer.alloc(size);
-    this.rep.copy(grown, 0, 0, this.length);
+    // The whole buffer: a put in progress has written past `length`.
+    this.rep.copy(grown, 0, 0, this.rep.length);
     this.rep = grown;
   }
-}
-
-/** Bytes a put of (key, value) lengths adds to a batch, at most. */
-export function putEncodedSize(keyLength: number, valueLength: number): number {
-  return 1 + varint32Length(keyLength) + keyLength + varint32Length(valueLength) + valueLength;
 }
 
 function corrupt(file: string, fileOffset: number, what: string): never {

@@ -1,9 +1,9 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from './engine.js';
-import { EngineError } from './errors.js';
+import { EngineError, ErrorCodes } from './errors.js';
 
 const dec = new TextDecoder();
 const str = (v: Uint8Array | undefined) => (v === undefined ? undefined : dec.decode(v));
@@ -20,6 +20,11 @@ async function entries(db: Engine, options: Parameters<Engine['iterator']>[0] = 
 }
 
 describe('Engine', () => {
+  it('documents every error code in the README', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const code of Object.values(ErrorCodes)) expect(readme).toContain(`| \`${code}\` |`);
+  });
+
   it('puts, gets and deletes; a write is visible before its promise is awaited', async () => {
     const db = await Engine.open(dir);
     const p = db.put('a', '1');

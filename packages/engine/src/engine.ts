@@ -834,11 +834,15 @@ export class Engine {
       await this.flushing?.catch(keep);
       await this.compacting?.catch(keep);
     }
-    const waiters = this.stallWaiters;
-    this.stallWaiters = [];
-    for (const w of waiters) w.reject(closedError(this.location));
     if (this.wal) await this.wal.close();
     await Promise.all([...this.walClosing]);
+    // Stalled writes are in the WAL, which is now synced and closed: they are as durable as they can be.
+    const waiters = this.stallWaiters;
+    this.stallWaiters = [];
+    for (const w of waiters) {
+      if (this.bgError) w.reject(this.bgError);
+      else w.resolve();
+    }
     try {
       await this.pool?.destroy();
     } catch (err) {

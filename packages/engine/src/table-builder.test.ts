@@ -118,6 +118,22 @@ describe('table builder', () => {
     r.close();
   });
 
+  it('round-trips values larger than a block and than the output buffer', () => {
+    const path = freshPath();
+    const b = new TableBuilder(path, { compression: 'deflate' });
+    const big = (n: number, seed: number) => new Uint8Array(n).map((_, i) => (i * seed) & 255);
+    const sizes = [0, 5000, 300_000, 1_100_000, 10];
+    sizes.forEach((n, i) => b.add(ik(`k${i}`), big(n, i + 1)));
+    b.finish();
+    const r = TableReader.open(path, { fileNumber: 3 });
+    sizes.forEach((n, i) => {
+      const v = r.get(enc.encode(`k${i}`), 10) as Uint8Array;
+      expect(v.length).toBe(n);
+      expect(Buffer.compare(v, big(n, i + 1))).toBe(0);
+    });
+    r.close();
+  });
+
   it('writes an empty table', () => {
     const meta = new TableBuilder(freshPath()).finish();
     expect(meta.entries).toBe(0);

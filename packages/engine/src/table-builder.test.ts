@@ -123,7 +123,7 @@ describe('table builder', () => {
     const b = new TableBuilder(path, { compression: 'deflate' });
     const big = (n: number, seed: number) => new Uint8Array(n).map((_, i) => (i * seed) & 255);
     const sizes = [0, 5000, 300_000, 1_100_000, 10];
-    sizes.forEach((n, i) => b.add(ik(`k${i}`), big(n, i + 1)));
+    for (const [i, n] of sizes.entries()) b.add(ik(`k${i}`), big(n, i + 1));
     b.finish();
     const r = TableReader.open(path, { fileNumber: 3 });
     sizes.forEach((n, i) => {

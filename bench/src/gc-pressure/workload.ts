@@ -11,7 +11,7 @@ import {
   settleGcEntries,
   timeFullGc,
 } from '../harness/memory-probe.js';
-import { Xorshift32 } from '../seed-leveldb/xorshift32.js';
+import { Xorshift32 } from '../harness/xorshift32.js';
 import { loadUserStoreFactory } from './systems/index.js';
 import { makeUser, userKey } from './user.js';
 import { type UserStore, WRITE_WINDOW } from './user-store.js';

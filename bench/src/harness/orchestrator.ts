@@ -98,7 +98,8 @@ async function runChild(
     return await new Promise<ChildOutcome>((resolve, reject) => {
       const child = fork(RUNNER, [], {
         execArgv: [...process.execArgv, ...(plan.definition.execArgv ?? [])],
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        // The child's stdout goes to our stderr: stdout carries only the table.
+        stdio: ['ignore', 2, 2, 'ipc'],
         ...(plan.signal === undefined ? {} : { signal: plan.signal }),
       });
       const samples: Sample[] = [];

@@ -24,7 +24,7 @@ class BarDisplay implements ProgressDisplay {
   private label = '';
   private started = false;
 
-  constructor(stream: NodeJS.WriteStream) {
+  constructor(private readonly stream: NodeJS.WriteStream) {
     this.bar = new cliProgress.SingleBar(
       {
         stream,
@@ -53,7 +53,7 @@ class BarDisplay implements ProgressDisplay {
       this.bar.stop();
       this.started = false;
     }
-    process.stderr.write(`${line}\n`);
+    this.stream.write(`${line}\n`);
   }
 
   stop(): void {

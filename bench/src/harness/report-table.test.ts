@@ -31,4 +31,19 @@ describe('renderTable', () => {
     expect(lines[5]).toMatch(/^extra\s+ops\/s\s+–\s+5\.00$/);
     expect(lines[6]).toBe('gone: not available (why)');
   });
+
+  it('adds a min–max table when there were several runs', () => {
+    const rows = summarize(
+      [{ system: 'base', case: 'put', metric: 'ops/s', unit: 'ops/s', better: 'higher', runs: [1000, 3000, 2000] }],
+      'base',
+    );
+    const text = renderTable(
+      { bench: 'b', baseline: 'base', records: 10, runs: 3, systems: ['base'], unavailable: new Map() },
+      rows,
+    );
+    const lines = text.split('\n');
+    expect(lines[3]).toMatch(/^put\s+ops\/s\s+2\.00k ×1\.00$/);
+    expect(lines[5]).toBe('range over the 3 runs (min–max)');
+    expect(lines[8]).toMatch(/^put\s+ops\/s\s+1\.00k–3\.00k$/);
+  });
 });

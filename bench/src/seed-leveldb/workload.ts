@@ -9,10 +9,10 @@ import type { BenchmarkWorkload, RunContext } from '../harness/benchmark.js';
 import { diskUsage } from '../harness/disk-usage.js';
 import { LatencyRecorder } from '../harness/latency-histogram.js';
 import { reportPeakRss } from '../harness/memory-probe.js';
+import { Xorshift32 } from '../harness/xorshift32.js';
 import { PHASES_ON_LOADED_STORE, SYNC_PUTS } from './phases.js';
 import type { SeedStore, SeedSystem } from './seed-store.js';
 import { loadSeedSystem } from './systems/index.js';
-import { Xorshift32 } from './xorshift32.js';
 
 /** Seed of the random-get sequence; fixed so that every system reads the same keys in the same order. */
 const RANDOM_SEED = 0x5eed_0000;

@@ -1,5 +1,6 @@
 import { Actor, ActorError, type Published, publish, spawn } from '@heapless/actor';
 import { connect, HeaplessError } from '@heapless/client';
+import fc from 'fast-check';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -78,6 +79,31 @@ describe('malformed input over WebSocket', () => {
       await stillServing();
     });
   }
+
+  it('survives arbitrary frames: each gets a reply or a close code, and the server keeps serving', async () => {
+    const frames = fc.oneof(
+      fc.uint8Array({ maxLength: 512 }),
+      fc.anything().map((v) => pack(v) as Uint8Array),
+      fc
+        .array(fc.tuple(fc.nat(), fc.oneof(fc.constant('echo'), fc.string()), fc.anything()), { maxLength: 6 })
+        .map((v) => pack(v) as Uint8Array),
+    );
+    await fc.assert(
+      fc.asyncProperty(frames, async (frame) => {
+        let empty = false;
+        try {
+          const v = unpack(frame);
+          empty = Array.isArray(v) && v.length === 0;
+        } catch {}
+        fc.pre(!empty); // a frame of no calls has no reply to wait for
+        const out = await exchange(frame);
+        if (out.close !== undefined) expect([1007, 1008, 1009]).toContain(out.close[0]);
+        else expect(Array.isArray(out.reply)).toBe(true);
+      }),
+      { numRuns: 60 },
+    );
+    await stillServing();
+  });
 
   it('answers a call of the wrong shape with BAD_REQUEST and the next one normally', async () => {
     const { reply } = await exchange(

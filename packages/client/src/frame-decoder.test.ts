@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { pack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { FrameDecoder } from './frame-decoder.js';
@@ -70,5 +71,29 @@ describe('FrameDecoder.decodeReplies', () => {
   });
   it('rejects an error without a numeric code', () => {
     expect(codeOf(() => dec.decodeReplies(pack([[1, 'x', 'y']])))).toBe('BAD_FRAME');
+  });
+});
+
+describe('FrameDecoder on arbitrary input', () => {
+  it('either decodes or throws a HeaplessError, never anything else', () => {
+    const frames = fc.oneof(
+      fc.uint8Array({ maxLength: 256 }),
+      fc.anything().map((v) => pack(v) as Uint8Array),
+      fc
+        .array(fc.tuple(fc.integer(), fc.oneof(fc.string(), fc.integer()), fc.anything()), { maxLength: 10 })
+        .map((v) => pack(v) as Uint8Array),
+    );
+    fc.assert(
+      fc.property(frames, (bytes) => {
+        for (const f of [() => dec.decodeCalls(bytes, 8), () => dec.decodeReplies(bytes)]) {
+          try {
+            f();
+          } catch (e) {
+            expect(e).toBeInstanceOf(HeaplessError);
+          }
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -37,8 +37,8 @@ const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
 export const MAX_KEY_BYTES = 0xffff;
 /** Grow when used slots (live + tombstones) would pass 3/4 of the table: linear probing degrades fast beyond. */
 const MAX_LOAD = 0.75;
-/** A new table starts at most 3/8 full, so it takes as many inserts to fill as the old table has slots to drain. */
-const TARGET_LOAD = 0.375;
+/** A new table is the smallest power of two holding the live entries at most this full (so 3/8 after doubling). */
+const SIZING_LOAD = 0.7;
 const MIN_CAPACITY = 16;
 /** Default msgpackr shared structures: up to 32 keeps structure ids one byte long. */
 const DEFAULT_SHARED_STRUCTURES = 32;
@@ -764,8 +764,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     this.old = this.table;
     this.table = new HashTable(capacity);
     this.migrateCursor = 0;
-    // Drain the old table before the new one can fill: it takes (MAX_LOAD - TARGET_LOAD) * capacity inserts.
-    this.migrateBatch = 4 + Math.ceil(this.old.capacity / ((MAX_LOAD - TARGET_LOAD) * capacity));
+    // Drain the old table before the new one can fill: that takes at least `headroom` inserts.
+    const headroom = Math.max(1, Math.floor(capacity * MAX_LOAD) - this.count - 1);
+    this.migrateBatch = 4 + Math.ceil(this.old.capacity / headroom);
     this.publish();
   }
 
@@ -879,9 +880,9 @@ async function settleAll(runs: Promise<unknown>[]): Promise<unknown[]> {
   return out;
 }
 
-/** Smallest power-of-two capacity holding `n` entries at TARGET_LOAD. */
+/** Smallest power-of-two capacity holding `n` entries at SIZING_LOAD. */
 function capacityFor(n: number): number {
   let c = MIN_CAPACITY;
-  while (c * TARGET_LOAD < n) c *= 2;
+  while (c * SIZING_LOAD < n) c *= 2;
   return c;
 }

@@ -50,6 +50,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   private table: HashTable;
   private old: HashTable | null;
   private buf: Buffer = Buffer.allocUnsafeSlow(4096);
+  private bufView = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
   private closed = false;
   private valueLength = 0;
   private keyHash = 0;
@@ -94,7 +95,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   get(key: K): V | undefined {
     if (!this.read(key)) return undefined;
     if (this.structType !== null) {
-      return this.structType.decodeFrom(this.buf, new DataView(this.buf.buffer), 0) as StructValue<F> as V;
+      return this.structType.decodeFrom(this.buf, this.bufView, 0) as StructValue<F> as V;
     }
     return this.codec!.decodeCopy(this.buf, 0, this.valueLength) as V;
   }
@@ -214,7 +215,10 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
     const start = off + RECORD_HEADER_BYTES + this.arena.u16[seg]![(off + 4) >>> 1]!;
     const vlen = this.arena.u32[seg]![off >>> 2]!;
     if (start + vlen > u8.length) return false;
-    if (vlen > this.buf.length) this.buf = Buffer.allocUnsafeSlow(Math.max(vlen, this.buf.length * 2));
+    if (vlen > this.buf.length) {
+      this.buf = Buffer.allocUnsafeSlow(Math.max(vlen, this.buf.length * 2));
+      this.bufView = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+    }
     u8.copy(this.buf, 0, start, start + vlen);
     this.valueLength = vlen;
     return true;

@@ -246,6 +246,10 @@ describe('WebSocket end to end', () => {
       body: '[1, 2]',
     });
     expect(await res.json()).toBe(3);
+    const impatient = httpClient<typeof Journal>(server.httpUrl, { timeoutMs: 50 });
+    await expect(impatient.sleep(400)).rejects.toMatchObject({ code: 'TIMEOUT' });
+    await impatient.close();
+    await expect(impatient.size()).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
   });
 });
 

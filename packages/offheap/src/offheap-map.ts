@@ -213,7 +213,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
         for (;;) {
           const entries = await it.nextv(batch);
           if (entries.length === 0) break;
-          for (const [k, v] of entries) map.store(k.subarray(1) as K, v, v.length, true);
+          for (const [k, v] of entries) map.load(k, v);
         }
       } finally {
         await it.close();
@@ -659,18 +659,22 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     return slot;
   }
 
-  /** Inserts or replaces `key` with `vlen` bytes of `src` (from 0). `loading`: from the engine, do not persist. */
+  /**
+   * Adds a record read back from the engine at open: `engineKey` is the namespace byte then the key. Engine keys
+   * are unique and hash and compare like their string, so no lookup is needed; nothing is persisted.
+   */
+  private load(engineKey: Uint8Array, value: Uint8Array): void {
+    this.keyHash = hashBytes(engineKey, 1, engineKey.length - 1);
+    this.keyLength = engineKey.length - 1;
+    this.store(engineKey as K, value, value.length, true);
+  }
+
+  /**
+   * Inserts or replaces `key` with `vlen` bytes of `src` (from 0). `loading`: from `load` (the key is an engine
+   * key, already hashed; do not persist).
+   */
   private store(key: K, src: Uint8Array, vlen: number, loading = false): void {
-    let slot: number;
-    if (loading) {
-      // Engine keys are unique bytes (they hash and compare like their string): no lookup needed.
-      const k = key as unknown as Uint8Array;
-      this.keyHash = hashBytes(k, 0, k.length);
-      this.keyLength = k.length;
-      slot = -1;
-    } else {
-      slot = this.find(key);
-    }
+    const slot = loading ? -1 : this.find(key);
     const klen = this.keyLength;
     const h = this.keyHash;
     if (klen > MAX_KEY_BYTES) {
@@ -700,7 +704,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
         loc = oldLoc;
       } else {
         loc = arena.alloc(bytes);
-        this.writeRecord(loc, key, klen, src, vlen);
+        this.writeRecord(loc, key, klen, src, vlen, 0);
         this.lock(h);
         t.slots[slot * 2 + 1] = loc;
         arena.free(oldLoc);
@@ -715,7 +719,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       }
       const t = this.table;
       loc = arena.alloc(bytes);
-      this.writeRecord(loc, key, klen, src, vlen);
+      this.writeRecord(loc, key, klen, src, vlen, loading ? 1 : 0);
       const i = grew || loading ? t.freeSlotFor(h) : t.insertAt;
       if (t.slots[i * 2 + 1] === LOC_TOMBSTONE) t.tombstones--;
       this.lock(h);
@@ -742,8 +746,11 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     }
   }
 
-  /** Fills a freshly allocated block (invisible to readers until a slot points at it). */
-  private writeRecord(loc: number, key: K, klen: number, src: Uint8Array, vlen: number): void {
+  /**
+   * Fills a freshly allocated block (invisible to readers until a slot points at it). A byte key's bytes start at
+   * `keyOff` (1 for engine keys, which carry a namespace byte).
+   */
+  private writeRecord(loc: number, key: K, klen: number, src: Uint8Array, vlen: number, keyOff: number): void {
     const arena = this.arena;
     const seg = loc >>> LOC_OFFSET_BITS;
     const off = (loc & LOC_OFFSET_MASK) * 8;
@@ -753,7 +760,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     u8[off + 7] = FLAG_LIVE;
     const kstart = off + RECORD_HEADER_BYTES;
     if (typeof key === 'string') writeUtf8(key, u8, kstart);
-    else u8.set(key as Uint8Array, kstart);
+    else if (keyOff === 0) u8.set(key as Uint8Array, kstart);
+    else for (let i = 0; i < klen; i++) u8[kstart + i] = (key as Uint8Array)[keyOff + i]!;
     u8.set(src, kstart + klen);
   }
 

@@ -23,6 +23,7 @@ export const META_KEY = metaKey('meta');
 export const STRUCTURES_KEY = metaKey('structures');
 const SYNC_KEY = metaKey('sync');
 const EMPTY = new Uint8Array(0);
+const noop = (): void => {};
 
 function metaKey(name: string): Uint8Array {
   const b = Buffer.from(`\0${name}`, 'latin1');
@@ -67,13 +68,21 @@ export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<S
  */
 export class EnginePersistence implements MapPersistence {
   failure: unknown = undefined;
-  /** Settles after every write tracked so far has settled. */
-  private last: Promise<unknown> = Promise.resolve();
+  /** Distinct engine promises not settled yet, and who waits for them all to settle. */
+  private pending = 0;
+  private waiters: (() => void)[] = [];
   /** The last distinct promise the engine returned. */
   private lastRaw: Promise<void> | null = null;
+  private readonly onSettled = (): void => {
+    if (--this.pending > 0) return;
+    const w = this.waiters;
+    this.waiters = [];
+    for (const resolve of w) resolve();
+  };
   private keyScratch: Buffer = Buffer.allocUnsafeSlow(1024);
   private readonly onError = (err: unknown): void => {
     if (this.failure === undefined) this.failure = err;
+    this.onSettled();
   };
 
   constructor(
@@ -98,8 +107,15 @@ export class EnginePersistence implements MapPersistence {
     this.track(this.engine.delete(this.dataKey(key), { sync: this.sync }));
   }
 
+  /**
+   * The engine appends writes to its WAL in call order and one fdatasync covers everything appended before it, so
+   * once the last write's promise settled, every earlier write is durable at the same level (an earlier promise
+   * may still be waiting on write backpressure, which is not durability). Writes made after the call are not
+   * waited for.
+   */
   async durable(): Promise<void> {
-    await this.last;
+    const p = this.lastRaw;
+    if (p !== null) await p.then(noop, noop);
     this.check();
   }
 
@@ -110,7 +126,7 @@ export class EnginePersistence implements MapPersistence {
   }
 
   async close(): Promise<void> {
-    await this.last;
+    if (this.pending > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
     await this.engine.close();
   }
 
@@ -128,8 +144,8 @@ export class EnginePersistence implements MapPersistence {
     // distinct promise once, so the common case allocates nothing here.
     if (p === this.lastRaw) return;
     this.lastRaw = p;
-    const settled = p.then(undefined, this.onError);
-    this.last = Promise.all([this.last, settled]);
+    this.pending++;
+    p.then(this.onSettled, this.onError);
   }
 
   private check(): void {

@@ -288,7 +288,6 @@ export class Engine {
     }
     flushRecovered();
     versions.lastSequence = maxSequence;
-    versions.writeNewManifest();
     if (this.options.wal) {
       this.memLog = versions.newFileNumber();
       this.wal = new WalWriter(logFileName(this.location, this.memLog), this.memLog, this.onWalError);
@@ -297,7 +296,9 @@ export class Engine {
       // Without a WAL, nothing below the next file number is needed.
       edit.logNumber = versions.nextFileNumber;
     }
-    versions.logAndApply(edit);
+    // One new manifest records the recovered tables and the new log number together (tables are already synced).
+    versions.applyUnlogged(edit);
+    versions.writeNewManifest();
     this.deleteObsoleteFiles();
     this.maybeScheduleCompaction();
   }

@@ -198,6 +198,16 @@ export class VersionSet {
     if (this.manifest.size > MANIFEST_ROLL_SIZE) this.writeNewManifest();
   }
 
+  /**
+   * Applies `edit` to the current version in memory only. For open, before `writeNewManifest` records the whole
+   * state in one edit.
+   */
+  applyUnlogged(edit: VersionEdit): void {
+    const next = this.apply(edit);
+    if (edit.logNumber !== undefined) this.logNumber = edit.logNumber;
+    this.installCurrent(next);
+  }
+
   private apply(edit: VersionEdit): Version {
     const deleted = new Set(edit.deletedFiles.map(([level, n]) => level * 2 ** 32 + n));
     const files = this.current.files.map((fs, level) => fs.filter((f) => !deleted.has(level * 2 ** 32 + f.number)));

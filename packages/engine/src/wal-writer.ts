@@ -14,10 +14,26 @@
  *
  * Ownership: the WalWriter owns its LogWriter; `close()` writes, syncs and closes it and clears its timer.
  */
+import { open } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { EngineError, ErrorCodes } from './errors.js';
 import { LogWriter } from './log-writer.js';
 
 /** Pending bytes that trigger an immediate write(2), so a long synchronous burst of writes does not buffer without bound. */
 const FLUSH_THRESHOLD = 1024 * 1024;
+
+async function syncDirectoryAsync(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    throw new EngineError(ErrorCodes.IO, `syncing directory ${dir} failed: ${(err as Error).message}`, { cause: err });
+  }
+}
 
 interface Waiter {
   resolve: () => void;
@@ -36,6 +52,7 @@ export class WalWriter {
   private closeDone: (() => void) | undefined;
   private failure: Error | undefined;
   private previous: Promise<void> | undefined;
+  private directorySynced = false;
   /** Called once if a write or sync fails; the engine then refuses further writes. */
   private readonly onError: (err: Error) => void;
   private readonly flushTick = (): void => {
@@ -104,6 +121,11 @@ export class WalWriter {
         this.previous = undefined;
       }
       await this.log.sync();
+      if (!this.directorySynced) {
+        // The new file's directory entry must be durable too, or a power loss could lose the whole log.
+        await syncDirectoryAsync(dirname(this.log.path));
+        this.directorySynced = true;
+      }
     } catch (err) {
       this.syncing = false;
       for (const w of batch) w.reject(err as Error);

@@ -165,6 +165,13 @@ describe('WebSocket end to end', () => {
     expect(await c.entries(1)).toEqual([1, 2]);
   });
 
+  it('rejects with EADDRINUSE for a port in use, leaving nothing open', async () => {
+    const server = await serve();
+    const ref = spawn(new Journal());
+    await expect(publish(ref, { port: server.port })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    await ref.stop();
+  });
+
   it('rejects calls in flight with CONNECTION_LOST when the connection drops', async () => {
     // A server that says hello, then drops the connection when the first frame arrives.
     const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });

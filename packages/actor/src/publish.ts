@@ -210,7 +210,13 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     });
   });
 
-  await app.listen({ host, port: opts.port ?? 0 });
+  try {
+    await app.listen({ host, port: opts.port ?? 0 });
+  } catch (e) {
+    wss.close();
+    await app.close();
+    throw e;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? 0);
   const hostInUrl = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;

@@ -165,6 +165,12 @@ describe('WebSocket end to end', () => {
     expect(await c.entries(1)).toEqual([1, 2]);
   });
 
+  it('fails to connect with CONNECT_FAILED on a wrong path', async () => {
+    const server = await serve();
+    const wrong = server.url.replace('/v1/ws', '/nope');
+    await expect(connect<typeof Journal>(wrong)).rejects.toMatchObject({ code: 'CONNECT_FAILED' });
+  });
+
   it('rejects with EADDRINUSE for a port in use, leaving nothing open', async () => {
     const server = await serve();
     const ref = spawn(new Journal());

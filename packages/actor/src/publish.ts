@@ -193,6 +193,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
       ws.once('close', () => sockets.delete(ws));
       if (!authorized) {
         // Completed, then closed with 4401: a browser sees no HTTP status, but it does see the close code.
+        log.info({ remote: req.socket.remoteAddress }, 'websocket refused: missing or wrong token');
         ws.on('error', () => {});
         ws.close(CLOSE_CODES.UNAUTHORIZED, 'UNAUTHORIZED');
         return;

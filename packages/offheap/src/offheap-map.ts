@@ -664,6 +664,12 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * are unique and hash and compare like their string, so no lookup is needed; nothing is persisted.
    */
   private load(engineKey: Uint8Array, value: Uint8Array): void {
+    if (this.structType !== null && value.length !== this.structType.size) {
+      throw new OffHeapError(
+        OffHeapErrorCodes.INCOMPATIBLE,
+        `stored struct value of ${value.length} bytes, the layout is ${this.structType.size} bytes`,
+      );
+    }
     this.keyHash = hashBytes(engineKey, 1, engineKey.length - 1);
     this.keyLength = engineKey.length - 1;
     this.store(engineKey as K, value, value.length, true);

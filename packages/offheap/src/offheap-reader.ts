@@ -124,7 +124,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   locate(key: K, view: StructView<F>): boolean {
     if (!this.read(key)) return false;
     const v = view as unknown as StructViewBase<F>;
-    v._u8.set(this.buf.subarray(0, v._u8.length));
+    this.buf.copy(v._u8, 0, 0, v._u8.length);
     v._position(v._u8, v._dv, 0, 0, key, 0, this.keyHash);
     return true;
   }

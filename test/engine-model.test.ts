@@ -1,4 +1,4 @@
-// Model test (HEAPLESS_MODEL_RUNS=n for more runs than the default 10): random sequences of engine operations checked against a plain Map, with tiny buffers and tables so
+// Model test (HEAPLESS_MODEL_RUNS=n for more runs than the default 8): random sequences of engine operations checked against a plain Map, with tiny buffers and tables so
 // that flushes, compactions and reopen (WAL replay) happen constantly. Any divergence fails with a shrunk sequence.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -213,7 +213,7 @@ describe('engine model test against a Map', () => {
     await fc.assert(
       fc.asyncProperty(fc.boolean(), fc.array(op, { minLength: 100, maxLength: 400, size: 'max' }), run),
       {
-        numRuns: Number(process.env.HEAPLESS_MODEL_RUNS ?? 10),
+        numRuns: Number(process.env.HEAPLESS_MODEL_RUNS ?? 8),
       },
     );
   }, 300_000);

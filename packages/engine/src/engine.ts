@@ -132,6 +132,7 @@ export class Engine {
   /** Final syncs of rotated WALs still running. */
   private readonly walClosing = new Set<Promise<void>>();
   private pool: Piscina | undefined;
+  private poolStarting: Promise<Piscina> | undefined;
   private flushing: Promise<void> | undefined;
   private compacting: Promise<void> | undefined;
   private manualCompaction = false;
@@ -233,7 +234,7 @@ export class Engine {
     } catch (err) {
       if (engine) {
         void engine.wal?.close();
-        void engine.pool?.destroy();
+        void engine.poolStarting?.then((pool) => pool.destroy());
         engine.closeResources();
       }
       versions.close();
@@ -378,6 +379,8 @@ export class Engine {
     if (wal) wal.append(batch.rep, 0, batch.length);
     replayBatch(batch.rep, batch.length, seq, this.inserter, this.cursor, 'write batch', 0);
     this.versions.lastSequence = seq + count - 1;
+    if (this.poolStarting === undefined)
+      this.startPool().catch((err: unknown) => this.setBackgroundError(err as Error));
     if (this.mem.memoryUsage >= this.options.writeBufferSize) {
       try {
         this.rotate(0, 0);
@@ -553,16 +556,26 @@ export class Engine {
 
   // ---------------------------------------------------------------- background work
 
-  private async runJob(task: JobTask): Promise<JobResult> {
-    // Loaded on first use: short-lived processes that never flush skip its start-up cost.
-    const { Piscina: Pool } = await import('piscina');
-    this.pool ??= new Pool({
-      filename: new URL('../dist/compaction-worker.js', import.meta.url).href,
-      minThreads: 1,
-      maxThreads: 2,
-      idleTimeout: 60_000,
+  /**
+   * Starts the worker pool (idempotent). Called at the first write, so that the threads are up (they take a while
+   * to load) by the time the first flush needs them; an engine that is only read never starts them.
+   */
+  private startPool(): Promise<Piscina> {
+    this.poolStarting ??= import('piscina').then(({ Piscina: Pool }) => {
+      this.pool = new Pool({
+        filename: new URL('../dist/compaction-worker.js', import.meta.url).href,
+        minThreads: 1,
+        maxThreads: 2,
+        idleTimeout: 60_000,
+      });
+      return this.pool;
     });
-    const r = (await this.pool.run(task)) as JobResult | JobError;
+    return this.poolStarting;
+  }
+
+  private async runJob(task: JobTask): Promise<JobResult> {
+    const pool = await this.startPool();
+    const r = (await pool.run(task)) as JobResult | JobError;
     if ('error' in r) throw rebuildJobError(r.error);
     return r;
   }
@@ -845,6 +858,7 @@ export class Engine {
       else w.resolve();
     }
     try {
+      await this.poolStarting;
       await this.pool?.destroy();
     } catch (err) {
       keep(err);

@@ -1,0 +1,120 @@
+/**
+ * `heapless`: a real `heapless serve` child process (packages/actor/dist/cli.js) on a data directory preloaded
+ * with N keys, measured from this process by the typed client over one WebSocket (`get`/`set` at each depth) and
+ * by autocannon over HTTP (`GET /v1/kv/:key`, the stored bytes as `application/octet-stream`).
+ *
+ * The data directory is written before the server starts, through `OffHeapMap.open({ dir })` (what the server
+ * itself opens), so the server starts the way it restarts in production: loading from local disk. Its background
+ * flushes and compactions of the preload are over before the first case; the `set` cases pay for the WAL and
+ * whatever flushes they cause, as a user's writes do (redis-server runs with persistence off).
+ */
+import { join } from 'node:path';
+import type { KvActor } from '@heapless/actor';
+import { connect } from '@heapless/client';
+import { OffHeapMap } from '@heapless/offheap';
+import type { RunContext } from '../harness/benchmark.js';
+import { DEPTHS, HTTP_CASE, hundredByteValue, keyOf, kvCaseName, SEED_003_GETS_PER_SECOND } from './cases.js';
+import { freePort, LOOPBACK } from './free-port.js';
+import { measureHttpGet } from './http-load.js';
+import { KeyPool } from './key-pool.js';
+import { type BatchRunner, measureBatches, reportCase } from './pipelined-loop.js';
+import type { ProcessGroup } from './process-group.js';
+import { reportServerRss } from './server-rss.js';
+
+/** Writes awaited per preload step, so that the WAL buffer of one event-loop turn stays small. */
+const PRELOAD_STEP = 10_000;
+/** Upper bound on the server's start: it loads N records before it listens (seconds per million on this machine). */
+const READY_TIMEOUT_MS = 300_000;
+
+/** The `heapless serve` entry point of the workspace's @heapless/actor. */
+function heaplessCli(): string {
+  return new URL('./cli.js', import.meta.resolve('@heapless/actor')).pathname;
+}
+
+/** Preloads, starts the server, runs every case; the server is stopped by the group on every path. */
+export async function runHeapless(ctx: RunContext, group: ProcessGroup): Promise<void> {
+  const dataDir = join(ctx.dataDir, 'heapless');
+  await preload(ctx, dataDir);
+  const port = await freePort();
+  const server = await group.start({
+    name: 'heapless serve',
+    file: process.execPath,
+    args: [heaplessCli(), 'serve', '--data', dataDir, '--host', LOOPBACK, '--port', String(port)],
+    port,
+    readyTimeoutMs: READY_TIMEOUT_MS,
+  });
+  await reportServerRss(ctx, server.pid, 'server after preload');
+  if (ctx.phases.has('kv')) await runKvCases(ctx, port);
+  if (ctx.phases.has('http')) {
+    ctx.progress(HTTP_CASE, 1).finish();
+    reportCase(ctx, HTTP_CASE, await measureHttpGet(port, ctx.records));
+  }
+  await reportServerRss(ctx, server.pid, 'server at the end');
+  await group.stop(server);
+}
+
+/** `get` and `set` at every depth through the typed client over one WebSocket. */
+async function runKvCases(ctx: RunContext, port: number): Promise<void> {
+  const kv = await connect<typeof KvActor>(`ws://${LOOPBACK}:${port}/v1/ws`, { reconnect: false });
+  try {
+    const keys = new KeyPool(ctx.records);
+    const value = hundredByteValue();
+    const get: BatchRunner = async (depth) => {
+      if (depth === 1) {
+        if ((await kv.get(keys.next())) === undefined) throw new Error('heapless: a preloaded key was not found');
+        return;
+      }
+      const calls = new Array<Promise<Uint8Array | undefined>>(depth);
+      for (let i = 0; i < depth; i++) calls[i] = kv.get(keys.next());
+      for (const found of await Promise.all(calls)) {
+        if (found === undefined) throw new Error('heapless: a preloaded key was not found');
+      }
+    };
+    const set: BatchRunner = async (depth) => {
+      if (depth === 1) return kv.set(keys.next(), value);
+      const calls = new Array<Promise<void>>(depth);
+      for (let i = 0; i < depth; i++) calls[i] = kv.set(keys.next(), value);
+      await Promise.all(calls);
+    };
+    for (const depth of DEPTHS) {
+      const label = kvCaseName('get', depth);
+      ctx.progress(label, 1).finish();
+      const result = await measureBatches(get, depth);
+      reportCase(ctx, label, result);
+      ctx.record({
+        case: label,
+        metric: '÷ seed 003 (280k/s)',
+        value: result.opsPerSecond / SEED_003_GETS_PER_SECOND,
+        unit: '×',
+        better: 'higher',
+      });
+    }
+    for (const depth of DEPTHS) {
+      const label = kvCaseName('set', depth);
+      ctx.progress(label, 1).finish();
+      reportCase(ctx, label, await measureBatches(set, depth));
+    }
+  } finally {
+    await kv.close();
+  }
+}
+
+/** Writes `key:<i>` → the 100-byte value for every i < N through the map the server will open. */
+async function preload(ctx: RunContext, dir: string): Promise<void> {
+  const map = await OffHeapMap.open<string, unknown>({ dir });
+  try {
+    const value = hundredByteValue();
+    const ticker = ctx.progress('preload', ctx.records);
+    for (let i = 0; i < ctx.records; i++) {
+      map.setBytes(keyOf(i), value);
+      if ((i + 1) % PRELOAD_STEP === 0) {
+        await map.durable();
+        ticker.update(i + 1);
+      }
+    }
+    await map.durable();
+    ticker.finish();
+  } finally {
+    await map.close();
+  }
+}

@@ -1,5 +1,5 @@
 import { type Arena, LOC_EMPTY, LOC_OFFSET_BITS, LOC_TOMBSTONE, RECORD_HEADER_BYTES } from './arena.js';
-import { bytesEqual, utf8Equals } from './key-bytes.js';
+import { bytesEqual, utf8EqualsAligned } from './key-bytes.js';
 
 /**
  * The index: an open-addressing hash table with linear probing in one SharedArrayBuffer. Capacity is a power of
@@ -62,7 +62,7 @@ export class HashTable {
         const off = (loc & LOC_OFFSET_MASK) * 8;
         if (
           arena.u16[seg]![(off + 4) >>> 1] === len &&
-          utf8Equals(key, arena.u8[seg]!, off + RECORD_HEADER_BYTES, len)
+          utf8EqualsAligned(key, arena.u8[seg]!, arena.u32[seg]!, off + RECORD_HEADER_BYTES, len)
         ) {
           return i;
         }

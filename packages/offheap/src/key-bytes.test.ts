@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bytesEqual, hashBytes, KeyHasher, utf8Equals, utf8Length, writeUtf8 } from './key-bytes.js';
+import { bytesEqual, hashBytes, KeyHasher, utf8Equals, utf8EqualsAligned, utf8Length, writeUtf8 } from './key-bytes.js';
 
 describe('key bytes', () => {
   it('encodes exactly like TextEncoder, lone surrogates included', () => {
@@ -20,17 +20,42 @@ describe('key bytes', () => {
     );
   });
 
-  it('utf8Equals rejects any other key of the same length', () => {
+  it('utf8Equals and its word-at-a-time form reject any other key of the same length', () => {
     const enc = new TextEncoder();
+    const check = (a: string, b: string) => {
+      const bb = enc.encode(b);
+      if (bb.length !== utf8Length(a)) return;
+      const aligned = new Uint8Array(8 + ((bb.length + 3) & ~3));
+      aligned.set(bb, 8);
+      const words = new Uint32Array(aligned.buffer);
+      expect(utf8Equals(a, bb, 0, bb.length)).toBe(a === b);
+      expect(utf8EqualsAligned(a, aligned, words, 8, bb.length)).toBe(a === b);
+    };
+    fc.assert(fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), check));
+    // same length, differing in one place: in a word, in the tail, after a non-ASCII unit
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
-        const bb = enc.encode(b);
-        if (bb.length !== utf8Length(a)) return;
-        expect(utf8Equals(a, bb, 0, bb.length)).toBe(a === b);
+      fc.property(fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 40 }), fc.nat(), (a, at) => {
+        const i = at % a.length;
+        const b = a.slice(0, i) + (a[i] === 'x' ? 'y' : 'x') + a.slice(i + 1);
+        check(a, b);
+        check(a, a);
+        check(`é${a}`, `é${b}`);
       }),
     );
     expect(utf8Equals('ab', enc.encode('ac'), 0, 2)).toBe(false);
     expect(utf8Equals('é', enc.encode('è'), 0, 2)).toBe(false);
+  });
+
+  it('is MurmurHash3 x86_32 (published vectors, seed 0x9747b28c), from strings and from bytes', () => {
+    const h = new KeyHasher();
+    const enc = new TextEncoder();
+    for (const [s, want] of [
+      ['Hello, world!', 0x24884cba],
+      ['The quick brown fox jumps over the lazy dog', 0x2fa826cd],
+    ] as const) {
+      expect(h.hashString(s) >>> 0).toBe(want);
+      expect(hashBytes(enc.encode(s), 0, enc.encode(s).length) >>> 0).toBe(want);
+    }
   });
 
   it('hashes keys that differ in one byte apart', () => {

@@ -1,20 +1,38 @@
 /**
- * Keys are bytes. A string key is its UTF-8 encoding, computed here one code unit at a time so that hashing,
- * comparing and copying a string key never allocates (no TextEncoder round trip, no temporary Uint8Array).
- * A lone surrogate encodes as U+FFFD (EF BF BD), exactly as TextEncoder does, so the bytes are the ones any
- * other UTF-8 encoder would produce for a well-formed string.
+ * Keys are bytes. A string key is its UTF-8 encoding, computed here so that hashing, comparing and copying a
+ * string key never allocates for ASCII keys (no TextEncoder round trip, no temporary Uint8Array). A lone surrogate
+ * encodes as U+FFFD (EF BF BD), exactly as TextEncoder does.
  *
- * The hash is FNV-1a over the UTF-8 bytes followed by murmur3's 32-bit finalizer: FNV alone clusters badly under
- * linear probing for keys that differ only in their last bytes ("user:1", "user:2"), the finalizer spreads them.
- * The same bytes always give the same hash whether they come from a string or a Uint8Array, which is what lets a
- * map rebuilt from the engine's byte keys answer lookups by string.
+ * The hash is MurmurHash3 (x86, 32-bit) of the UTF-8 bytes, read as little-endian 4-byte words: an ASCII string is
+ * hashed four code units per round straight from the string, other strings are first encoded into the hasher's
+ * scratch buffer. The same bytes give the same hash whether they come from a string or a Uint8Array, which is what
+ * lets a map rebuilt from the engine's byte keys answer lookups by string. The result is an int32 (a small integer
+ * for V8: no heap number between hash, probe and compare).
  */
 
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
+const SEED = 0x9747b28c;
+const C1 = 0xcc9e2d51;
+const C2 = 0x1b873593;
 
-/** murmur3 fmix32: full avalanche of the 32 bits. Returns an int32 (a small integer for V8, never a heap number). */
-function fmix32(h: number): number {
+/** One murmur3 body round: mixes the 4-byte word `k` into `h`. */
+function round(h: number, k: number): number {
+  k = Math.imul(k, C1);
+  k = (k << 15) | (k >>> 17);
+  k = Math.imul(k, C2);
+  h ^= k;
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+/** Mixes the last 1..3 bytes (`k`, little-endian) and the length, then murmur3's fmix32. */
+function finish(h: number, k: number, len: number): number {
+  if (k !== 0 || (len & 3) !== 0) {
+    k = Math.imul(k, C1);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, C2);
+    h ^= k;
+  }
+  h ^= len;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -24,60 +42,55 @@ function fmix32(h: number): number {
 
 /**
  * Hashes string keys and remembers the UTF-8 length of the last one, so one pass gives both what the probe needs
- * (the hash) and what an insert needs (the byte length). One instance per map or reader: it holds the scratch state.
+ * (the hash) and what an insert needs (the byte length). One instance per map or reader: it holds scratch state.
  */
 export class KeyHasher {
   /** UTF-8 byte length of the key passed to the last `hashString` call. */
   byteLength = 0;
+  private scratch = new Uint8Array(256);
 
   /** Hash of the UTF-8 encoding of `s`; sets `byteLength`. */
   hashString(s: string): number {
-    let h = FNV_OFFSET;
-    let n = 0;
     const len = s.length;
-    for (let i = 0; i < len; i++) {
-      let c = s.charCodeAt(i);
-      if (c < 0x80) {
-        h = Math.imul(h ^ c, FNV_PRIME);
-        n += 1;
-        continue;
-      }
-      if (c < 0x800) {
-        h = Math.imul(h ^ (0xc0 | (c >> 6)), FNV_PRIME);
-        h = Math.imul(h ^ (0x80 | (c & 0x3f)), FNV_PRIME);
-        n += 2;
-        continue;
-      }
-      if (c >= 0xd800 && c <= 0xdfff) {
-        const d = i + 1 < len ? s.charCodeAt(i + 1) : 0;
-        if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
-          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-          i++;
-          h = Math.imul(h ^ (0xf0 | (c >> 18)), FNV_PRIME);
-          h = Math.imul(h ^ (0x80 | ((c >> 12) & 0x3f)), FNV_PRIME);
-          h = Math.imul(h ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME);
-          h = Math.imul(h ^ (0x80 | (c & 0x3f)), FNV_PRIME);
-          n += 4;
-          continue;
-        }
-        c = 0xfffd;
-      }
-      h = Math.imul(h ^ (0xe0 | (c >> 12)), FNV_PRIME);
-      h = Math.imul(h ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME);
-      h = Math.imul(h ^ (0x80 | (c & 0x3f)), FNV_PRIME);
-      n += 3;
+    let h = SEED;
+    let i = 0;
+    for (; i + 4 <= len; i += 4) {
+      const c0 = s.charCodeAt(i);
+      const c1 = s.charCodeAt(i + 1);
+      const c2 = s.charCodeAt(i + 2);
+      const c3 = s.charCodeAt(i + 3);
+      if ((c0 | c1 | c2 | c3) >= 0x80) return this.hashEncoded(s);
+      h = round(h, c0 | (c1 << 8) | (c2 << 16) | (c3 << 24));
     }
+    let k = 0;
+    for (let shift = 0; i < len; i++, shift += 8) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) return this.hashEncoded(s);
+      k |= c << shift;
+    }
+    this.byteLength = len;
+    return finish(h, k, len);
+  }
+
+  /** Non-ASCII keys: encode into the scratch buffer, hash the bytes. */
+  private hashEncoded(s: string): number {
+    const n = utf8Length(s);
+    if (n > this.scratch.length) this.scratch = new Uint8Array(Math.max(n, this.scratch.length * 2));
+    writeUtf8(s, this.scratch, 0);
     this.byteLength = n;
-    return fmix32(h);
+    return hashBytes(this.scratch, 0, n);
   }
 }
 
 /** Hash of `len` bytes of `b` from `off`; equal to `hashString` of a string whose UTF-8 encoding they are. */
 export function hashBytes(b: Uint8Array, off: number, len: number): number {
-  let h = FNV_OFFSET;
+  let h = SEED;
+  let i = off;
   const end = off + len;
-  for (let i = off; i < end; i++) h = Math.imul(h ^ b[i]!, FNV_PRIME);
-  return fmix32(h);
+  for (; i + 4 <= end; i += 4) h = round(h, b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24));
+  let k = 0;
+  for (let shift = 0; i < end; i++, shift += 8) k |= b[i]! << shift;
+  return finish(h, k, len);
 }
 
 /** Writes the UTF-8 encoding of `s` into `dst` at `off` (the caller made room); returns the bytes written. */
@@ -135,13 +148,13 @@ export function utf8Length(s: string): number {
 }
 
 /**
- * True if the `len` bytes of `src` at `off` are the UTF-8 encoding of `s`. The caller has already checked that
- * `len` is `s`'s UTF-8 length, so the loop only compares; ASCII compares one code unit to one byte.
+ * True if the `len` bytes of `src` at `off` are the UTF-8 encoding of `s` from code unit `from` on. The caller has
+ * already checked the lengths agree, so the loop only compares; ASCII compares one code unit to one byte.
  */
-export function utf8Equals(s: string, src: Uint8Array, off: number, len: number): boolean {
+export function utf8Equals(s: string, src: Uint8Array, off: number, len: number, from = 0): boolean {
   const n = s.length;
   const end = off + len;
-  for (let i = 0; i < n; i++) {
+  for (let i = from; i < n; i++) {
     let c = s.charCodeAt(i);
     if (c < 0x80) {
       if (src[off++] !== c) return false;
@@ -175,6 +188,27 @@ export function utf8Equals(s: string, src: Uint8Array, off: number, len: number)
       return false;
   }
   return off === end;
+}
+
+/**
+ * `utf8Equals` for a key stored 4-byte aligned (arena keys start at a record offset + 8): compares an ASCII
+ * string four code units against one u32 word; goes on with `utf8Equals` from the first non-ASCII code unit.
+ * `u32` views the same memory as `src`; the caller checked `len` is the key's UTF-8 length.
+ */
+export function utf8EqualsAligned(s: string, src: Uint8Array, u32: Uint32Array, off: number, len: number): boolean {
+  const n = s.length;
+  let i = 0;
+  let w = off >>> 2;
+  for (; i + 4 <= n && i + 4 <= len; i += 4, w++) {
+    const c0 = s.charCodeAt(i);
+    const c1 = s.charCodeAt(i + 1);
+    const c2 = s.charCodeAt(i + 2);
+    const c3 = s.charCodeAt(i + 3);
+    if ((c0 | c1 | c2 | c3) >= 0x80) break;
+    if (u32[w] !== (c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)) >>> 0) return false;
+  }
+  // The first i code units were ASCII, so they took exactly i bytes.
+  return utf8Equals(s, src, off + i, len - i, i);
 }
 
 /** True if `len` bytes of `a` at `aOff` equal `len` bytes of `b` at `bOff`. */

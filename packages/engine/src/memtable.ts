@@ -1,8 +1,8 @@
 /**
  * The memtable: a skiplist of internal keys whose nodes live in one Uint32Array and whose keys and values live in
  * one byte arena (ArrayBuffers, off the JS heap). No JS object per entry: the heap holds a handful of objects however
- * many entries there are, and a frozen memtable can be handed to a worker thread (`share()` copies the arenas into
- * SharedArrayBuffers, `fromShared()` takes them) to write a level-0 table.
+ * many entries there are, and a frozen memtable can be handed to a worker thread (`share()` copies the arenas,
+ * `fromShared()` reads such a copy) to write a level-0 table.
  *
  * Layout (FORMAT.md "Memtable", in memory only):
  *
@@ -33,10 +33,10 @@ export enum LookupResult {
   Deleted = 2,
 }
 
-/** What `share()` hands to a worker: the arenas and how much of them is used. */
+/** What `share()` hands to a worker: copies of the arenas and how much of them is used. */
 export interface SharedMemtable {
-  bytes: SharedArrayBuffer;
-  nodes: SharedArrayBuffer;
+  bytes: ArrayBuffer;
+  nodes: ArrayBuffer;
   bytesUsed: number;
   nodesUsed: number;
   count: number;
@@ -67,9 +67,8 @@ export class Memtable {
    */
   constructor(capacity: number, shared?: SharedMemtable) {
     if (shared) {
-      // A private copy: reading it is several times faster than reading the SharedArrayBuffer in place.
-      this.bytes = new Uint8Array(shared.bytes).slice();
-      this.nodes = new Uint32Array(shared.nodes).slice();
+      this.bytes = new Uint8Array(shared.bytes);
+      this.nodes = new Uint32Array(shared.nodes);
       this.bytesUsed = shared.bytesUsed;
       this.nodesUsed = shared.nodesUsed;
       this.count = shared.count;
@@ -86,21 +85,23 @@ export class Memtable {
     this.count = 0;
   }
 
-  /** A read-only copy of a memtable another thread shared. */
+  /** A read-only memtable over arenas another thread shared. */
   static fromShared(shared: SharedMemtable): Memtable {
     return new Memtable(0, shared);
   }
 
   /**
-   * What a worker needs to read this memtable: a copy of the used part of the arenas in SharedArrayBuffers, which
-   * postMessage hands over without copying again. One memcpy of about `memoryUsage` bytes; for a frozen memtable.
+   * What a worker needs to read this memtable: copies of the used part of the arenas (postMessage clones them
+   * again; both are plain memcpys). For a frozen memtable.
    */
   share(): SharedMemtable {
-    const bytes = new SharedArrayBuffer(this.bytesUsed);
-    new Uint8Array(bytes).set(this.bytes.subarray(0, this.bytesUsed));
-    const nodes = new SharedArrayBuffer(this.nodesUsed * 4);
-    new Uint32Array(nodes).set(this.nodes.subarray(0, this.nodesUsed));
-    return { bytes, nodes, bytesUsed: this.bytesUsed, nodesUsed: this.nodesUsed, count: this.count };
+    return {
+      bytes: this.bytes.slice(0, this.bytesUsed).buffer,
+      nodes: this.nodes.slice(0, this.nodesUsed).buffer,
+      bytesUsed: this.bytesUsed,
+      nodesUsed: this.nodesUsed,
+      count: this.count,
+    };
   }
 
   /** Bytes of arena in use (entries and nodes): what counts against the write buffer size. */

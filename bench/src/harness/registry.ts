@@ -8,6 +8,7 @@ const loaders: Readonly<Record<string, () => Promise<BenchmarkDefinition>>> = {
   'gc-pressure': async () => (await import('../gc-pressure/definition.js')).gcPressure,
   'seed-leveldb': async () => (await import('../seed-leveldb/definition.js')).seedLeveldb,
   server: async () => (await import('../server/definition.js')).server,
+  startup: async () => (await import('../startup/definition.js')).startup,
 };
 
 /** Names of every benchmark, for help and error messages. */

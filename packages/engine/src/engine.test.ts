@@ -58,6 +58,26 @@ describe('Engine', () => {
     await db.close();
   });
 
+  it('applies writes at once even when their promises wait for background work (stalls), and loses none', async () => {
+    const db = await Engine.open(dir, {
+      writeBufferSize: 4096,
+      level0CompactionTrigger: 1,
+      level0SlowdownTrigger: 1,
+      level0StopTrigger: 2,
+    });
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < 3000; i++) {
+      pending.push(db.put(`k${i}`, `v${i}`));
+      expect(str(db.getSync(`k${i}`))).toBe(`v${i}`);
+    }
+    await Promise.all(pending);
+    const s = db.stats();
+    expect(s.writeStalls + s.writeSlowdowns).toBeGreaterThan(0);
+    expect(s.flushes).toBeGreaterThan(0);
+    for (let i = 0; i < 3000; i += 7) expect(str(db.getSync(`k${i}`))).toBe(`v${i}`);
+    await db.close();
+  });
+
   it('getMany answers in the order asked', async () => {
     const db = await Engine.open(dir);
     await db.write(['c', 'a', 'b'].map((k) => ({ type: 'put' as const, key: k, value: k.toUpperCase() })));

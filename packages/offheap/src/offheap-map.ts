@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
@@ -150,6 +151,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private persistence: MapPersistence | null = null;
   private readonly threads: number;
   private pool: Piscina | null = null;
+  private readonly id = randomUUID();
   /** Set by `find`: the table the key was found in. */
   private foundTable: HashTable;
   /** Set by `find`: the key's hash and UTF-8 length. */
@@ -463,6 +465,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     Atomics.store(this.control, CTRL_GENERATION, this.generation);
     return {
       kind: 'heapless-offheap-map',
+      id: this.id,
       keys: this.keysAreStrings ? 'string' : 'bytes',
       struct: this.structType === null ? null : this.structType.fields,
       maxSharedStructures: this.maxSharedStructures,

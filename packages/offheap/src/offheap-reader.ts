@@ -39,6 +39,8 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
 {
   /** ViewHost: reader views are private copies, never stale. */
   readonly epoch = 0;
+  /** The id of the map this reader is attached to (`SharedMapHandle.id`). */
+  readonly mapId: string;
   private readonly control: Int32Array;
   private readonly port: MessagePort;
   private readonly keysAreStrings: boolean;
@@ -51,11 +53,12 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   private old: HashTable | null;
   private buf: Buffer = Buffer.allocUnsafeSlow(4096);
   private bufView = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
-  private closed = false;
+  private isClosed = false;
   private valueLength = 0;
   private keyHash = 0;
 
   private constructor(handle: SharedMapHandle) {
+    this.mapId = handle.id;
     this.control = new Int32Array(handle.control);
     this.port = handle.port;
     this.keysAreStrings = handle.keys === 'string';
@@ -159,10 +162,15 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
     );
   }
 
+  /** True once `close()` was called or the owner closed the map. */
+  get closed(): boolean {
+    return this.isClosed || Atomics.load(this.control, CTRL_CLOSED) === 1;
+  }
+
   /** Detaches: closes the port (the owner stops posting to it). Idempotent. */
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.isClosed) return;
+    this.isClosed = true;
     this.port.close();
   }
 
@@ -190,7 +198,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
         this.refresh(g);
         continue;
       }
-      if (this.closed || Atomics.load(control, CTRL_CLOSED) === 1) throw closedError('map (reader)');
+      if (this.isClosed || Atomics.load(control, CTRL_CLOSED) === 1) throw closedError('map (reader)');
       let t = this.table;
       let slot = this.keysAreStrings
         ? t.findString(h, key as string, len, this.arena)
@@ -225,13 +233,13 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   }
 
   private checkOpen(): void {
-    if (this.closed || Atomics.load(this.control, CTRL_CLOSED) === 1) throw closedError('map (reader)');
+    if (this.isClosed || Atomics.load(this.control, CTRL_CLOSED) === 1) throw closedError('map (reader)');
   }
 
   /** Drains the port up to the latest layout; the owner posts before it bumps the generation. */
   private refresh(target: number): void {
     let latest: SharedLayout | null = null;
-    while (!this.closed) {
+    while (!this.isClosed) {
       const m = receiveMessageOnPort(this.port);
       if (m === undefined) break;
       latest = m.message as SharedLayout;
@@ -246,7 +254,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   }
 
   private refreshNow(): boolean {
-    if (this.closed || Atomics.load(this.control, CTRL_CLOSED) === 1) return false;
+    if (this.isClosed || Atomics.load(this.control, CTRL_CLOSED) === 1) return false;
     this.refresh(Atomics.load(this.control, CTRL_GENERATION));
     return true;
   }

@@ -24,6 +24,8 @@ export interface SharedLayout {
  */
 export interface SharedMapHandle {
   readonly kind: 'heapless-offheap-map';
+  /** Identifies the map (random, per map instance): a worker serving many tasks of one map attaches once. */
+  readonly id: string;
   readonly keys: 'string' | 'bytes';
   /** The struct field spec for struct maps, else null. */
   readonly struct: FieldSpec | null;

@@ -90,7 +90,7 @@ export function flushMemtable(task: FlushTask): JobResult {
 }
 
 function compareUser(a: Uint8Array, al: number, b: Uint8Array, bl: number): number {
-  const n = al < bl ? al : bl;
+  const n = Math.min(al, bl);
   for (let i = 0; i < n; i++) {
     const d = a[i]! - b[i]!;
     if (d !== 0) return d;

@@ -19,7 +19,7 @@ function seqOf(ikey: Uint8Array): number {
 /** Compares user-key parts: a is an internal key, b is `bl` bytes of `b`. */
 function compareUser(a: Uint8Array, b: Uint8Array, bl: number): number {
   const al = a.length - TRAILER_SIZE;
-  const n = al < bl ? al : bl;
+  const n = Math.min(al, bl);
   for (let i = 0; i < n; i++) {
     const d = a[i]! - b[i]!;
     if (d !== 0) return d;

@@ -41,7 +41,7 @@ function toBytes(b: Bytes, what: string): Uint8Array {
 }
 
 function compare(a: Uint8Array, b: Uint8Array): number {
-  const n = a.length < b.length ? a.length : b.length;
+  const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const d = a[i]! - b[i]!;
     if (d !== 0) return d;

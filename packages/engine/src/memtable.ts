@@ -164,7 +164,7 @@ export class Memtable {
     const bytes = this.bytes;
     const off = nodes[n + OFF]!;
     const nl = nodes[n + KLEN]!;
-    const m = nl < kl ? nl : kl;
+    const m = Math.min(nl, kl);
     for (let i = 0; i < m; i++) {
       const d = bytes[off + i]! - src[ks + i]!;
       if (d !== 0) return d;

@@ -23,7 +23,7 @@ export interface TableSource {
 export function compareUserKeyOf(ikey: Uint8Array, userKey: Uint8Array): number {
   const al = ikey.length - TRAILER_SIZE;
   const bl = userKey.length;
-  const n = al < bl ? al : bl;
+  const n = Math.min(al, bl);
   for (let i = 0; i < n; i++) {
     const d = ikey[i]! - userKey[i]!;
     if (d !== 0) return d;

@@ -2,7 +2,9 @@
  * Quick measurement, not a test: set / decoded get / one-field read of OffHeapMap (msgpack and struct) against a
  * Map<string, object>, same keys and records, same run, reported as ops/s and ratios to the Map.
  *
- *   npx tsc -p packages/offheap/tsconfig.bench.json && node packages/offheap/dist/bench/offheap-map.bench.js [N]
+ *   npx tsc -p packages/offheap/tsconfig.bench.json && node --expose-gc packages/offheap/dist/bench/offheap-map.bench.js [N]
+ *
+ * With --expose-gc it also reports heap used after each load and the time of a forced full GC then.
  *
  * The full comparison (5M users, GC pauses, lmdb) is `pnpm bench gc-pressure`.
  */
@@ -19,11 +21,15 @@ interface UserRecord {
   friends: number[];
 }
 const keys: string[] = [];
-const users: UserRecord[] = [];
-for (let i = 0; i < N; i++) {
-  keys.push(`user:${i}`);
-  users.push({ id: i, name: `name ${i}`, email: `user${i}@example.com`, age: i % 100, friends: [i + 1, i + 2, i + 3] });
-}
+for (let i = 0; i < N; i++) keys.push(`user:${i}`);
+/** Records are made as they are stored (both sides pay for it), so a map's heap figure is what it holds. */
+const user = (i: number): UserRecord => ({
+  id: i,
+  name: `name ${i}`,
+  email: `user${i}@example.com`,
+  age: i % 100,
+  friends: [i + 1, i + 2, i + 3],
+});
 // Reads in a shuffled order so neither side benefits from insertion-order locality.
 const order = new Uint32Array(N);
 for (let i = 0; i < N; i++) order[i] = i;
@@ -42,18 +48,33 @@ function time(fn: () => number): { opsPerSec: number; sink: number } {
 
 const rows: [string, string, number][] = [];
 let maxSetMs = 0;
+const gc = (globalThis as { gc?: () => void }).gc;
+const heapRows: [string, number, number][] = [];
+
+/** Heap used after a full GC, and the time of a second forced full GC (what a GC of that heap costs). */
+function heapProbe(system: string): void {
+  if (gc === undefined) return;
+  gc();
+  const used = process.memoryUsage().heapUsed;
+  const t0 = performance.now();
+  gc();
+  heapRows.push([system, used, performance.now() - t0]);
+}
 
 for (let round = 0; round < 2; round++) {
   rows.length = 0;
+  heapRows.length = 0;
+  heapProbe('baseline (the keys)');
   const map = new Map<string, UserRecord>();
   rows.push([
     'Map',
     'set',
     time(() => {
-      for (let i = 0; i < N; i++) map.set(keys[i]!, users[i]!);
+      for (let i = 0; i < N; i++) map.set(keys[i]!, user(i));
       return map.size;
     }).opsPerSec,
   ]);
+  heapProbe('Map<string, object>');
   rows.push([
     'Map',
     'get',
@@ -79,10 +100,11 @@ for (let round = 0; round < 2; round++) {
     'OffHeapMap msgpack',
     'set',
     time(() => {
-      for (let i = 0; i < N; i++) om.set(keys[i]!, users[i]!);
+      for (let i = 0; i < N; i++) om.set(keys[i]!, user(i));
       return om.size;
     }).opsPerSec,
   ]);
+  heapProbe('OffHeapMap msgpack');
   rows.push([
     'OffHeapMap msgpack',
     'get (decoded)',
@@ -99,7 +121,7 @@ for (let round = 0; round < 2; round++) {
     'OffHeapMap struct',
     'set',
     time(() => {
-      for (let i = 0; i < N; i++) sm.set(keys[i]!, users[i]!);
+      for (let i = 0; i < N; i++) sm.set(keys[i]!, user(i));
       return sm.size;
     }).opsPerSec,
   ]);
@@ -132,7 +154,7 @@ for (let round = 0; round < 2; round++) {
   maxSetMs = 0;
   for (let i = 0; i < N; i++) {
     const t0 = performance.now();
-    lm.set(keys[i]!, users[i]!);
+    lm.set(keys[i]!, user(i));
     const dt = performance.now() - t0;
     if (dt > maxSetMs) maxSetMs = dt;
   }
@@ -141,12 +163,19 @@ for (let round = 0; round < 2; round++) {
 
 const base: Record<string, number> = {};
 for (const [sys, op, v] of rows) if (sys === 'Map') base[op] = v;
-const baseFor = (op: string): number => (op === 'field read (view)' ? base['field read']! : base[op.split(' ')[0]!]!);
+const baseFor = (op: string): number =>
+  base[op] ?? (op === 'field read (view)' ? base['field read']! : base[op.split(' ')[0]!]!);
 console.log(`N=${N} (second of two rounds)`);
 console.log('system               op                   ops/s        x Map');
 for (const [sys, op, v] of rows) {
   console.log(
     `${sys.padEnd(20)} ${op.padEnd(20)} ${Math.round(v).toLocaleString('en').padStart(12)}  ${(v / baseFor(op)).toFixed(2)}`,
   );
+}
+if (heapRows.length > 0) {
+  console.log('heap used after load (the keys stay alive in every row):');
+  for (const [sys, used, ms] of heapRows) {
+    console.log(`  ${sys.padEnd(34)} ${(used / 1e6).toFixed(1).padStart(8)} MB   forced full GC ${ms.toFixed(1)} ms`);
+  }
 }
 console.log(`longest single OffHeapMap.set during a ${N}-record load: ${maxSetMs.toFixed(2)} ms`);

@@ -47,7 +47,7 @@ export class LevelIterator implements InternalIterator {
   }
 
   valid(): boolean {
-    return this.iter?.valid();
+    return this.iter?.valid() === true;
   }
 
   seekToFirst(): void {

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { OffHeapErrorCodes } from './errors.js';
 import { OffHeapMap } from './offheap-map.js';
@@ -41,6 +42,34 @@ describe('OffHeapMap (memory-only)', () => {
     expect(() => m.get('x' as unknown as Uint8Array)).toThrow(
       expect.objectContaining({ code: OffHeapErrorCodes.INVALID_ARGUMENT }),
     );
+  });
+
+  it('decodes bytes another encoder made (inline record definitions) without disturbing its own structures', () => {
+    const m = new OffHeapMap<string, unknown>();
+    m.set('a', { id: 1, name: 'x' }).set('b', { other: true });
+    const client = new Packr({ useRecords: true }); // no shared structures: records defined inline
+    m.setBytes('c', client.pack({ q: 1, r: 2 }));
+    expect(m.get('c')).toEqual({ q: 1, r: 2 });
+    expect(m.get('a')).toEqual({ id: 1, name: 'x' });
+    m.set('d', { id: 2, name: 'y' });
+    expect([m.get('b'), m.get('d'), m.get('c')]).toEqual([{ other: true }, { id: 2, name: 'y' }, { q: 1, r: 2 }]);
+    m.setBytes('bad', Uint8Array.of(0x92, 0x01)); // an array of two holding one element
+    expect(() => m.get('bad')).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.DECODE_FAILED }));
+  });
+
+  it('clear, forEach, values and async dispose', async () => {
+    const seen: [string, number][] = [];
+    {
+      await using m = new OffHeapMap<string, number>();
+      for (let i = 0; i < 100; i++) m.set(`k${i}`, i);
+      m.forEach((v, k) => seen.push([k, v]));
+      expect([...m.values()].sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+      m.clear();
+      expect(m.size).toBe(0);
+      expect(m.get('k1')).toBeUndefined();
+      expect(m.stats().liveBytes).toBe(0);
+    }
+    expect(new Map(seen).get('k42')).toBe(42);
   });
 
   it('refuses oversized keys and values with typed errors, leaving the map unchanged', () => {

@@ -62,7 +62,9 @@ describe('OffHeapMap (memory-only)', () => {
     {
       await using m = new OffHeapMap<string, number>();
       for (let i = 0; i < 100; i++) m.set(`k${i}`, i);
-      m.forEach((v, k) => seen.push([k, v]));
+      m.forEach((v, k) => {
+        seen.push([k, v]);
+      });
       expect([...m.values()].sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
       m.clear();
       expect(m.size).toBe(0);

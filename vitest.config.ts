@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // Packages import each other by name, which resolves to their built dist/ (the test script builds first).
 export default defineConfig({
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts', 'bench/src/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

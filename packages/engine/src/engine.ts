@@ -9,7 +9,8 @@
  * and, once a flush has run, worker threads. `close()` releases all of them; iterators and snapshots the caller still
  * holds are closed and released by it.
  */
-import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import type { Piscina } from 'piscina';
 import { BlockCache } from './block-cache.js';
 import { createCheckpoint } from './checkpoint.js';
@@ -142,6 +143,8 @@ export class Engine {
   /** Table numbers being written: not live yet, not to be deleted. */
   private readonly pendingOutputs = new Set<number>();
   private closing: Promise<void> | undefined;
+  /** Obsolete files being unlinked, by name. */
+  private readonly deleting = new Map<string, Promise<void>>();
   // Reused on every write so that a put allocates nothing but what the caller passed in.
   private readonly scratch = new WriteBatch(undefined, 1024);
   private readonly cursor = new Int32Array(1);
@@ -575,7 +578,9 @@ export class Engine {
 
   private async runJob(task: JobTask): Promise<JobResult> {
     const pool = await this.startPool();
-    const r = (await pool.run(task)) as JobResult | JobError;
+    // A flush's arenas are fresh copies: move them to the worker instead of cloning megabytes.
+    const transferList = task.kind === 'flush' ? [task.memtable.bytes, task.memtable.nodes] : undefined;
+    const r = (await pool.run(task, { transferList })) as JobResult | JobError;
     if ('error' in r) throw rebuildJobError(r.error);
     return r;
   }
@@ -725,12 +730,13 @@ export class Engine {
         default:
           break;
       }
-      if (remove) {
-        try {
-          unlinkSync(`${this.location}/${name}`);
-        } catch {
-          // Already gone, or not ours to remove: the next pass retries.
-        }
+      if (remove && !this.deleting.has(name)) {
+        // Off the event loop: unlinking a large table can take a while. Failures (already gone) are retried by the
+        // next pass; close() waits for these.
+        const done = unlink(`${this.location}/${name}`)
+          .catch(() => {})
+          .finally(() => this.deleting.delete(name));
+        this.deleting.set(name, done);
       }
     }
   }
@@ -857,6 +863,7 @@ export class Engine {
       if (this.bgError) w.reject(this.bgError);
       else w.resolve();
     }
+    await Promise.all([...this.deleting.values()]);
     try {
       await this.poolStarting;
       await this.pool?.destroy();

@@ -371,6 +371,7 @@ export class StructType<F extends FieldSpec> {
   /** Stable text of the layout, persisted with a map so a reopen with another layout is refused. */
   readonly signature: string;
   private readonly makeView: (host: ViewHost) => StructView<F>;
+  private readonly decoder: (u8: Uint8Array, dv: DataView, off: number) => unknown;
 
   constructor(fields: F) {
     const layout: FieldLayout[] = [];
@@ -389,6 +390,7 @@ export class StructType<F extends FieldSpec> {
     this.size = offset;
     this.layout = layout;
     this.signature = layout.map((f) => `${f.name}:${typeName(f.type)}`).join(',');
+    this.decoder = makeDecoder(layout);
     const View = makeViewClass(layout);
     const self = this as unknown as StructType<FieldSpec>;
     this.makeView = (host) => new View(self, host) as unknown as StructView<F>;
@@ -429,10 +431,53 @@ export class StructType<F extends FieldSpec> {
 
   /** Reads the record at `off` as a plain object. */
   decodeFrom(u8: Uint8Array, dv: DataView, off: number): StructValue<F> {
-    const out: Record<string, unknown> = {};
-    for (const f of this.layout) out[f.name] = readField(f, u8, dv, off);
-    return out as StructValue<F>;
+    return this.decoder(u8, dv, off) as StructValue<F>;
   }
+}
+
+const SCALAR_READ: Readonly<Record<ScalarType, (at: string) => string>> = {
+  u8: (at) => `dv.getUint8(${at})`,
+  i8: (at) => `dv.getInt8(${at})`,
+  bool: (at) => `dv.getUint8(${at}) !== 0`,
+  u16: (at) => `dv.getUint16(${at}, true)`,
+  i16: (at) => `dv.getInt16(${at}, true)`,
+  u32: (at) => `dv.getUint32(${at}, true)`,
+  i32: (at) => `dv.getInt32(${at}, true)`,
+  f32: (at) => `dv.getFloat32(${at}, true)`,
+  f64: (at) => `dv.getFloat64(${at}, true)`,
+  i64: (at) => `dv.getBigInt64(${at}, true)`,
+  u64: (at) => `dv.getBigUint64(${at}, true)`,
+};
+
+/**
+ * A decoder specialized to one layout: a single object literal with every field read at a constant offset, so
+ * every decoded object has the same shape from its creation and no loop or switch runs per field (the technique
+ * msgpackr uses for its record readers). Field names are quoted with JSON.stringify; offsets are numbers.
+ */
+function makeDecoder(layout: readonly FieldLayout[]): (u8: Uint8Array, dv: DataView, off: number) => unknown {
+  const strings: Utf8Type[] = [];
+  const parts: string[] = [];
+  for (const f of layout) {
+    const t = f.type;
+    let expr: string;
+    if (typeof t === 'string') expr = SCALAR_READ[t](`off + ${f.offset}`);
+    else if (t.kind === 'utf8') {
+      expr = `readString(strings[${strings.length}], u8, dv, off + ${f.offset})`;
+      strings.push(t);
+    } else {
+      const size = SCALAR_SIZES[t.element];
+      const items: string[] = [];
+      for (let i = 0; i < t.length; i++) items.push(SCALAR_READ[t.element](`off + ${f.offset + i * size}`));
+      expr = `[${items.join(', ')}]`;
+    }
+    parts.push(`${JSON.stringify(f.name)}: ${expr}`);
+  }
+  const factory = new Function(
+    'readString',
+    'strings',
+    `return function decodeStruct(u8, dv, off) { return { ${parts.join(', ')} }; };`,
+  ) as (rs: typeof readString, strings: Utf8Type[]) => (u8: Uint8Array, dv: DataView, off: number) => unknown;
+  return factory(readString, strings);
 }
 
 /** Defines a struct layout: `struct({ id: 'u32', name: utf8(24), friends: array('u32', 8) })`. */
@@ -497,17 +542,6 @@ function readString(t: Utf8Type, u8: Uint8Array, dv: DataView, o: number): strin
   let n = prefix === 1 ? u8[o]! : dv.getUint16(o, true);
   if (n > t.maxBytes) n = t.maxBytes; // a torn or foreign record never reads past the field
   return Buffer.prototype.utf8Slice.call(u8, o + prefix, o + prefix + n);
-}
-
-function readField(f: FieldLayout, u8: Uint8Array, dv: DataView, off: number): unknown {
-  const t = f.type;
-  const o = off + f.offset;
-  if (typeof t === 'string') return readScalar(t, dv, o);
-  if (t.kind === 'utf8') return readString(t, u8, dv, o);
-  const out: unknown[] = [];
-  const es = SCALAR_SIZES[t.element];
-  for (let i = 0; i < t.length; i++) out.push(readScalar(t.element, dv, o + i * es));
-  return out;
 }
 
 /**

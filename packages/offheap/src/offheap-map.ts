@@ -111,7 +111,8 @@ export interface MapPersistence {
   flush(): Promise<void>;
   /** The first write failure, once there is one. */
   readonly failure: unknown;
-  close(): Promise<void>;
+  /** Waits for pending writes and closes the engine; `entries` is recorded to size the index at the next open. */
+  close(entries: number): Promise<void>;
 }
 
 /**
@@ -202,13 +203,14 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const sync = options.sync ?? false;
     const engine = await Engine.open(options.dir, { ...options.engine, sync });
     try {
-      const structures = await prepareDirectory(engine, {
+      const state = await prepareDirectory(engine, {
         format: FORMAT_VERSION,
         keys: options.keys ?? 'string',
         codec: options.struct === undefined ? 'msgpack' : 'struct',
         struct: options.struct === undefined ? null : options.struct.signature,
       });
-      const map = new OffHeapMap<K, V, F>(options, structures);
+      const capacity = Math.max(options.capacity ?? 0, state.countHint);
+      const map = new OffHeapMap<K, V, F>({ ...options, capacity }, state.structures);
       const it = engine.iterator({ gte: Uint8Array.of(NS_DATA), lt: Uint8Array.of(NS_DATA + 1) });
       try {
         const batch = options.loadBatch ?? 8192;
@@ -545,7 +547,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     if (pool !== null) await pool.destroy();
     const persistence = this.persistence;
     this.persistence = null;
-    if (persistence !== null) await persistence.close();
+    if (persistence !== null) await persistence.close(this.count);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

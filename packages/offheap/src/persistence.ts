@@ -11,6 +11,7 @@ import type { MapPersistence } from './offheap-map.js';
  *   0x00 "meta"        msgpack { format: 1, keys: 'string'|'bytes', codec: 'msgpack'|'struct', struct: signature }
  *   0x00 "structures"  msgpack array of msgpackr record structures (arrays of field names), in id order
  *   0x00 "sync"        empty; written with sync by `flush()` to force an fdatasync of everything before it
+ *   0x00 "count"       u32 LE: entries at the last clean close; sizes the index at the next open (a hint only)
  *   0x01 <key bytes>   the value bytes exactly as they are in the arena (msgpack or struct layout)
  *
  * A value that introduced a new structure is written in the same atomic engine batch as the new structure table,
@@ -22,6 +23,7 @@ export const NS_DATA = 0x01;
 export const META_KEY = metaKey('meta');
 export const STRUCTURES_KEY = metaKey('structures');
 const SYNC_KEY = metaKey('sync');
+const COUNT_KEY = metaKey('count');
 const EMPTY = new Uint8Array(0);
 const noop = (): void => {};
 
@@ -39,12 +41,19 @@ export interface MapMeta {
   struct: string | null;
 }
 
+/** What `prepareDirectory` reads back. */
+export interface DirectoryState {
+  structures: Structures;
+  /** Entries at the last clean close (0 if unknown): the index is sized for it before loading. */
+  countHint: number;
+}
+
 /** Reads the map's metadata and structures; writes the metadata if the directory is new. Throws INCOMPATIBLE. */
-export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<Structures> {
+export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<DirectoryState> {
   const raw = engine.getSync(META_KEY);
   if (raw === undefined) {
     await engine.put(META_KEY, pack(want), { sync: true });
-    return [];
+    return { structures: [], countHint: 0 };
   }
   const have = unpack(raw) as MapMeta;
   if (
@@ -59,7 +68,11 @@ export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<S
     );
   }
   const s = engine.getSync(STRUCTURES_KEY);
-  return s === undefined ? [] : (unpack(s) as Structures);
+  const c = engine.getSync(COUNT_KEY);
+  return {
+    structures: s === undefined ? [] : (unpack(s) as Structures),
+    countHint: c !== undefined && c.length === 4 ? new DataView(c.buffer, c.byteOffset, 4).getUint32(0, true) : 0,
+  };
 }
 
 /**
@@ -125,7 +138,11 @@ export class EnginePersistence implements MapPersistence {
     await this.durable();
   }
 
-  async close(): Promise<void> {
+  /** Records the entry count as the next open's sizing hint, waits for every write, closes the engine. */
+  async close(entries: number): Promise<void> {
+    const c = new Uint8Array(4);
+    new DataView(c.buffer).setUint32(0, entries, true);
+    this.track(this.engine.put(COUNT_KEY, c));
     if (this.pending > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
     await this.engine.close();
   }

@@ -35,6 +35,9 @@ describe('Engine', () => {
     void db.delete('a');
     expect(db.getSync('a')).toBeUndefined();
     expect(await db.get('missing')).toBeUndefined();
+    await db.put('clé-日本', 'ü');
+    expect(str(db.getSync('clé-日本'))).toBe('ü');
+    expect(str(db.getSync(Buffer.from('clé-日本')))).toBe('ü');
     await db.put('empty', '');
     expect(await db.get('empty')).toEqual(new Uint8Array(0));
     await db.close();

@@ -458,10 +458,20 @@ export class Engine {
 
   private keyBytes(key: Bytes): Uint8Array {
     if (typeof key === 'string') {
-      const max = key.length * 3;
-      if (this.keyScratch.length < max) this.keyScratch = Buffer.allocUnsafe(max * 2);
-      const n = this.keyScratch.write(key, 0, 'utf8');
-      return this.keyScratch.subarray(0, n);
+      const n = key.length;
+      if (this.keyScratch.length < n * 3) this.keyScratch = Buffer.allocUnsafe(n * 6);
+      const scratch = this.keyScratch;
+      // Short ASCII keys by hand: cheaper than a call into the UTF-8 encoder.
+      if (n <= 64) {
+        let i = 0;
+        for (; i < n; i++) {
+          const c = key.charCodeAt(i);
+          if (c >= 0x80) break;
+          scratch[i] = c;
+        }
+        if (i === n) return scratch.subarray(0, n);
+      }
+      return scratch.subarray(0, scratch.write(key, 0, 'utf8'));
     }
     if (key instanceof Uint8Array) return key;
     throw invalidArgument(`key must be a Uint8Array or a string, got ${key === null ? 'null' : typeof key}`);

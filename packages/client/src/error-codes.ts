@@ -54,6 +54,14 @@ export const ERROR_CODES = {
   CONNECT_FAILED: { wire: 903, status: 502, message: 'could not connect' },
   /** A single call's frame would exceed the frame size limit; it was never sent. */
   CALL_TOO_LARGE: { wire: 904, status: 413, message: 'call too large for one frame' },
+  /** A struct layout the client refuses: unknown field type, reserved or `_` name, n outside 1..65535, no field. */
+  STRUCT_INVALID_LAYOUT: { wire: 905, status: 400, message: 'invalid struct layout' },
+  /** A struct value that does not fit its layout: a field of the wrong JS type, or an array index out of range. */
+  STRUCT_INVALID_VALUE: { wire: 906, status: 400, message: 'invalid struct value' },
+  /** A string longer (in UTF-8 bytes) than its `utf8(n)` field, or an array longer than its `array(t, n)` field. */
+  STRUCT_FIELD_OVERFLOW: { wire: 907, status: 413, message: 'struct field overflow' },
+  /** Bytes that are not one record of the layout: a stored value of another size, or too little room to write. */
+  STRUCT_SIZE_MISMATCH: { wire: 908, status: 502, message: 'bytes are not a record of the struct layout' },
 } as const satisfies Record<string, { wire: number; status: number; message: string }>;
 
 /** A stable heapless error code, e.g. `'TIMEOUT'`. */

@@ -1,8 +1,22 @@
 // What both entries (browser and Node) export besides their own `connect`.
 export type { BackoffOptions } from './backoff.js';
-export { type Codec, Collection, collection, type KvRemote, msgpackCodec } from './collection.js';
+export {
+  type Codec,
+  Collection,
+  type CollectionOptions,
+  collection,
+  type KvRemote,
+  type KvScanOptions,
+  type KvScanPage,
+  type KvWriteOptions,
+  msgpackCodec,
+  type ScanOptions,
+  type ScanResult,
+  StructCollection,
+} from './collection.js';
 export { ERROR_CODES, type ErrorCode } from './error-codes.js';
 export { HeaplessError } from './heapless-error.js';
 export { type HttpClientOptions, httpClient } from './http-client.js';
 export type { ExposedNames, InstanceOf, Promisified, Remote } from './remote-types.js';
 export type { ConnectOptions } from './rpc-client.js';
+export * from './struct.js';

@@ -76,6 +76,26 @@ describe('engine corruption', () => {
     await db.close();
   });
 
+  it('a flipped byte met by a compaction in a worker thread fails the compaction with CorruptionError; writes stop', async () => {
+    await populate(3000);
+    const tables = filesEnding(dir, '.sst');
+    for (const t of tables) flip(t, 300);
+    const db = await Engine.open(dir);
+    // Level 0 now spans every table below it: the compaction must read them all.
+    await db.write([
+      { type: 'put', key: 'key', value: 'first' },
+      { type: 'put', key: 'key99999', value: 'last' },
+    ]);
+    const err = await db.compactRange().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(CorruptionError);
+    expect(tables).toContain((err as CorruptionError).file);
+    await expect(db.put('k', 'v')).rejects.toBeInstanceOf(CorruptionError);
+    await db.close();
+  });
+
   it('a truncated table (footer gone) is CorruptionError, not missing data', async () => {
     await populate(500);
     const [table] = filesEnding(dir, '.sst');

@@ -599,6 +599,8 @@ export class Engine {
     if (this.flushing || this.imms.length === 0 || this.bgError) return;
     this.flushing = this.flushLoop().finally(() => {
       this.flushing = undefined;
+      // A memtable frozen while the loop was ending found it still running and scheduled nothing.
+      this.maybeScheduleFlush();
     });
   }
 
@@ -639,6 +641,8 @@ export class Engine {
     if (this.picker.bestScore(this.versions.current).score < 1) return;
     this.compacting = this.compactionLoop().finally(() => {
       this.compacting = undefined;
+      // A flush that finished while the loop was ending found it still running and scheduled nothing.
+      this.maybeScheduleCompaction();
     });
   }
 

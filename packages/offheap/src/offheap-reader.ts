@@ -192,7 +192,11 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
     const st = stripeOf(h);
     for (;;) {
       const s1 = Atomics.load(control, st);
-      if ((s1 & 1) !== 0) continue;
+      if ((s1 & 1) !== 0) {
+        // The owner is inside a write of this stripe; it cannot stay there unless it closed mid-way.
+        if (Atomics.load(control, CTRL_CLOSED) === 1) throw closedError('map (reader)');
+        continue;
+      }
       const g = Atomics.load(control, CTRL_GENERATION);
       if (g !== this.generation) {
         this.refresh(g);

@@ -78,7 +78,10 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
         const h = hashes[i * 2]!;
         const st = stripeOf(h);
         const s1 = Atomics.load(control, st);
-        if ((s1 & 1) !== 0) continue;
+        if ((s1 & 1) !== 0) {
+          if (!this.refresh()) return false; // the owner closed
+          continue;
+        }
         const loc = slots[i * 2 + 1]!;
         if (hashes[i * 2] !== h) continue;
         if (loc <= LOC_TOMBSTONE) break; // deleted or moved on since: skip

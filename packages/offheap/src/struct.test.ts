@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OffHeapErrorCodes } from './errors.js';
 import { OffHeapMap } from './offheap-map.js';
+import { OffHeapMapReader } from './offheap-reader.js';
 import { array, struct, utf8 } from './struct.js';
 
 const All = struct({
@@ -170,6 +171,26 @@ describe('struct', () => {
       v.n = 5;
     }).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.VIEW_NOT_POSITIONED }));
     expect(map.get('c')).toEqual({ n: 3 });
+  });
+
+  it('a refused in-place write changes nothing and leaves readers able to read', async () => {
+    const S = struct({ n: 'u32', s: utf8(3) });
+    const map = new OffHeapMap<string, { n: number; s: string }, typeof S.fields>({ struct: S });
+    map.set('a', { n: 1, s: 'abc' });
+    const reader = OffHeapMapReader.attach<string, { n: number; s: string }, typeof S.fields>(map.share());
+    const v = map.view();
+    map.locate('a', v);
+    expect(() => v.assign({ n: 2, s: 'abcd' })).toThrow(
+      expect.objectContaining({ code: OffHeapErrorCodes.FIELD_OVERFLOW }),
+    );
+    expect(() => {
+      v.s = 'toolong';
+    }).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.FIELD_OVERFLOW }));
+    // a reader would spin forever on a key whose seqlock a failed write left odd
+    expect(reader.get('a')).toEqual({ n: 1, s: 'abc' });
+    await map.close();
+    expect(() => v.assign({ n: 3, s: 'x' })).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.CLOSED }));
+    reader.close();
   });
 
   it('refuses struct values of the wrong size through setBytes', () => {

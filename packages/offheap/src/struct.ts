@@ -165,15 +165,14 @@ export class StructViewBase<F extends FieldSpec> {
     return this._type.decodeFrom(this._u8, this._dv, this._off) as StructValue<F>;
   }
 
-  /** Writes every field of `value` in place (one persisted write). */
+  /** Writes every field of `value` in place (one persisted write); a refused value changes nothing. */
   assign(value: StructValue<F>): void {
     if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+    const type = this._type;
+    type.validate(value as StructValue<FieldSpec>);
     this._host.beginWrite(this);
-    try {
-      this._type.encodeInto(value as StructValue<FieldSpec>, this._u8, this._dv, this._off);
-    } finally {
-      this._host.endWrite(this);
-    }
+    type.writeValidated(value as StructValue<FieldSpec>, this._u8, this._dv, this._off);
+    this._host.endWrite(this);
   }
 }
 
@@ -421,11 +420,22 @@ export class StructType<F extends FieldSpec> {
 
   /** Writes `value` at `off` (validating every field first, so a refused value leaves the bytes untouched). */
   encodeInto(value: StructValue<F>, u8: Uint8Array, dv: DataView, off: number): void {
+    this.validate(value);
+    this.writeValidated(value, u8, dv, off);
+  }
+
+  /** Throws ENCODE_FAILED or FIELD_OVERFLOW unless every field of `value` fits this layout. */
+  validate(value: StructValue<F>): void {
     if (typeof value !== 'object' || value === null) {
       throw new OffHeapError(OffHeapErrorCodes.ENCODE_FAILED, `a struct value must be an object, got ${typeof value}`);
     }
     const v = value as Record<string, unknown>;
     for (const f of this.layout) checkField(f, v[f.name]);
+  }
+
+  /** Writes a value `validate` accepted; never throws. */
+  writeValidated(value: StructValue<F>, u8: Uint8Array, dv: DataView, off: number): void {
+    const v = value as Record<string, unknown>;
     for (const f of this.layout) writeField(f, u8, dv, off, v[f.name]);
   }
 

@@ -35,6 +35,9 @@ export class DbIterator {
   /** Forward: the key being skipped. Reverse: the current key. */
   private saved = new Uint8Array(64);
   private savedLength = 0;
+  /** Forward: the key whose older versions are being skipped (`saved`, or a caller's copy; see `nextAfter`). */
+  private skip: Uint8Array = this.saved;
+  private skipLength = 0;
   private savedValue = new Uint8Array(64);
   private savedValueLength = 0;
   private seekKey = new Uint8Array(64);
@@ -89,6 +92,17 @@ export class DbIterator {
     this.findNextUserEntry(true);
   }
 
+  /**
+   * `next()` for a caller that already holds a copy of the current key (`keyCopy()`): it is used as the key to skip
+   * instead of copying the key again. The copy is only read, and only until the next move.
+   */
+  nextAfter(currentKeyCopy: Uint8Array): void {
+    this.skip = currentKeyCopy;
+    this.skipLength = currentKeyCopy.length;
+    this.iter.next();
+    this.findNextUserEntry(true);
+  }
+
   seekToLast(): void {
     this.reverse = true;
     this.iter.seekToLast();
@@ -121,6 +135,8 @@ export class DbIterator {
     if (this.saved.length < length) this.saved = new Uint8Array(length * 2);
     this.saved.set(ikey.subarray(0, length), 0);
     this.savedLength = length;
+    this.skip = this.saved;
+    this.skipLength = length;
   }
 
   private findNextUserEntry(skipping: boolean): void {
@@ -134,7 +150,7 @@ export class DbIterator {
           // Hide every older version of this key.
           this.save(k, k.length - TRAILER_SIZE);
           skipping = true;
-        } else if (!(skipping && compareUser(k, this.saved, this.savedLength) <= 0)) {
+        } else if (!(skipping && compareUser(k, this.skip, this.skipLength) <= 0)) {
           this.isValid = true;
           return;
         }

@@ -162,13 +162,15 @@ export class EngineIterator implements AsyncIterable<Entry> {
     const keys = this.keys;
     const values = this.values;
     this.advance();
+    const reverse = this.reverse;
     while (out.length < n) {
       if (!db.valid() || this.count >= this.limit || this.beyond()) break;
       this.count++;
-      out.push([keys ? db.keyCopy() : EMPTY, values ? db.value().slice() : EMPTY]);
+      const key = keys || !reverse ? db.keyCopy() : EMPTY;
+      out.push([keys ? key : EMPTY, values ? db.value().slice() : EMPTY]);
       if (out.length === n) break;
-      if (this.reverse) db.prev();
-      else db.next();
+      if (reverse) db.prev();
+      else db.nextAfter(key); // the copy just made doubles as the key to skip: no second copy
     }
     return out;
   }

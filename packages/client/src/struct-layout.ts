@@ -16,7 +16,7 @@ import {
   writeField,
 } from './struct-fields.js';
 import type { Utf8Decoder } from './struct-utf8.js';
-import { makeViewClass, type StructArray, StructViewBase } from './struct-view.js';
+import { makeViewClass, type StructArray, StructViewBase, type ViewClass } from './struct-view.js';
 
 type ScalarValue<T> = T extends 'i64' | 'u64' ? bigint : T extends 'bool' ? boolean : number;
 /** The JS type of a field's value. */
@@ -91,13 +91,7 @@ export class StructLayout<F extends FieldSpec> {
   readonly signature: string;
   /** The decoder string fields use (instance-owned: no module state). */
   readonly _td: Utf8Decoder;
-  readonly #View: new (
-    layout: StructLayout<F>,
-    u8: Uint8Array,
-    dv: DataView,
-    off: number,
-    key: string | undefined,
-  ) => StructViewBase<F>;
+  readonly #View: ViewClass;
 
   /** Throws STRUCT_INVALID_LAYOUT for an unknown type, a reserved or `_`-prefixed name, or no field at all. */
   constructor(fields: F) {
@@ -119,7 +113,7 @@ export class StructLayout<F extends FieldSpec> {
     this.layout = layout;
     this.signature = layout.map((f) => `${f.name}:${typeName(f.type)}`).join(',');
     this._td = new TextDecoder();
-    this.#View = makeViewClass<F>(layout);
+    this.#View = makeViewClass(layout);
   }
 
   /** `value` as a new Uint8Array of `size` bytes. Throws STRUCT_INVALID_VALUE or STRUCT_FIELD_OVERFLOW. */
@@ -170,7 +164,7 @@ export class StructLayout<F extends FieldSpec> {
 
   /** A view at absolute `off` of the whole-buffer `u8`/`dv` (collections reuse one pair per received frame). */
   _viewAt(u8: Uint8Array, dv: DataView, off: number, key: string | undefined): StructView<F> {
-    return new this.#View(this, u8, dv, off, key) as StructView<F>;
+    return new this.#View(this as unknown as StructLayout<FieldSpec>, u8, dv, off, key) as unknown as StructView<F>;
   }
 
   /** Checks every field first, then writes them: a refused value leaves the bytes untouched. */

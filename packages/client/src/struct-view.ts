@@ -119,21 +119,22 @@ export class StructArray<T extends number | bigint | boolean> {
 
 type ViewThis = StructViewBase<FieldSpec>;
 
+/** The class `makeViewClass` makes, typed without its layout's fields (so a layout stays covariant in them). */
+export type ViewClass = new (
+  layout: StructLayout<FieldSpec>,
+  u8: Uint8Array,
+  dv: DataView,
+  off: number,
+  key: string | undefined,
+) => StructViewBase<FieldSpec>;
+
 /**
  * A view class with one accessor per field on its prototype. Each accessor closes over its field's offset, so a
  * numeric read is one DataView load at `_off + constant`; a class per layout keeps property access monomorphic.
  * Closures rather than generated code (`new Function`), so pages with a strict Content-Security-Policy can use it.
  */
-export function makeViewClass<F extends FieldSpec>(
-  layout: readonly FieldLayout[],
-): new (
-  layoutObj: StructLayout<F>,
-  u8: Uint8Array,
-  dv: DataView,
-  off: number,
-  key: string | undefined,
-) => StructViewBase<F> {
-  class View extends StructViewBase<F> {}
+export function makeViewClass(layout: readonly FieldLayout[]): ViewClass {
+  class View extends StructViewBase<FieldSpec> {}
   let arrayCount = 0;
   for (const f of layout) {
     const t = f.type;

@@ -126,14 +126,13 @@ export class EngineIterator implements AsyncIterable<Entry> {
 
   /** True if the cursor's key is past the far bound. */
   private beyond(): boolean {
-    const k = this.db.key();
     if (!this.reverse) {
       if (this.upper === undefined) return false;
-      const c = compare(k, this.upper);
+      const c = compare(this.db.key(), this.upper);
       return this.upperExclusive ? c >= 0 : c > 0;
     }
     if (this.lower === undefined) return false;
-    const c = compare(k, this.lower);
+    const c = compare(this.db.key(), this.lower);
     return this.lowerExclusive ? c <= 0 : c < 0;
   }
 

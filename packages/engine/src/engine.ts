@@ -360,7 +360,7 @@ export class Engine {
 
   /** A chained batch: `.put()`, `.del()`, `.clear()`, then `.write(options)` (atomic, as `write`). */
   batch(): WriteBatch {
-    return new WriteBatch((b, sync) => this.apply(b, sync));
+    return new WriteBatch((b, sync) => this.apply(b, sync), 4096);
   }
 
   private apply(batch: WriteBatch, sync: boolean | undefined): Promise<void> {

@@ -200,7 +200,7 @@ describe('client and offheap struct layouts', () => {
       { ...high, short: 'abc€' }, // 6 bytes in utf8(5)
       { ...high, short: '😀x' }, // 4 + 1 bytes: at the limit, accepted by both
       { ...high, short: '😀xy' }, // 4 + 2 bytes
-      { ...high, long: '😀'.repeat(75) + 'a' },
+      { ...high, long: `${'😀'.repeat(75)}a` },
       { ...high, ids: [1, 2, 3, 4] },
       { ...high, u64: 1 },
       { ...high, flag: 1 },

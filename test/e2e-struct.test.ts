@@ -5,8 +5,10 @@
  */
 import { KvActor, publish, spawn } from '@heapless/actor';
 import { array, collection, connect, HeaplessError, struct, utf8 } from '@heapless/client';
+import { connect as connectBrowser, httpClient } from '@heapless/client/browser';
 import * as offheap from '@heapless/offheap';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 
 const fields = {
   id: 'u32',
@@ -187,5 +189,44 @@ describe('struct collection over a KvActor storing plain bytes', () => {
     const e = await rejection(users.get('bad'));
     expect(e.code).toBe('STRUCT_SIZE_MISMATCH');
     expect(e.message).toContain('user:bad');
+  });
+});
+
+describe('struct collections over the browser entry and over HTTP', () => {
+  const g = globalThis as { WebSocket?: unknown };
+  const saved = g.WebSocket;
+  let server: Server;
+  beforeAll(async () => {
+    g.WebSocket = WebSocket; // what a browser has (Node 20 has none); the browser entry sets binaryType 'arraybuffer'
+    server = await serve(new offheap.OffHeapMap<string, unknown>({ threads: 1 }));
+  });
+  afterAll(async () => {
+    g.WebSocket = saved;
+    await stop(server);
+  });
+
+  it('reads the same records as views of each reply, whatever carried it', async () => {
+    const ws = await connectBrowser<typeof KvActor>(server.published.url);
+    const http = httpClient<typeof KvActor>(server.published.httpUrl);
+    try {
+      const overWs = collection(ws, 'b:', { struct: User });
+      const overHttp = collection(http, 'b:', { struct: User });
+      await overWs.set('1', { id: 1, name: 'über', friends: [9], balance: -1n, score: -0.5, active: true });
+      await overHttp.set('2', { id: 2, name: 'ﬁve', friends: [], balance: 1n, score: 0.5, active: false });
+      for (const c of [overWs, overHttp]) {
+        const [a, b] = await c.getMany(['1', '2']);
+        expect([a?.name, a?.friends.get(0), a?.balance, b?.name, b?.score]).toEqual(['über', 9, -1n, 'ﬁve', 0.5]);
+        // One buffer per reply (a WebSocket message or an HTTP body), both records inside it.
+        expect(User.bytesOf(a!).buffer).toBe(User.bytesOf(b!).buffer);
+        expect(User.bytesOf(a!).buffer.byteLength).toBeGreaterThan(2 * User.size);
+      }
+      expect((await overHttp.scan()).entries.map(([id, v]) => [id, v.id])).toEqual([
+        ['1', 1],
+        ['2', 2],
+      ]);
+    } finally {
+      await ws.close();
+      await http.close();
+    }
   });
 });

@@ -41,7 +41,7 @@ export interface FieldLayout {
 }
 
 /** Bytes of each scalar type. */
-export const SCALAR_SIZES: Readonly<Record<ScalarType, number>> = {
+export const SCALAR_SIZES: Readonly<Record<ScalarType, number>> = Object.freeze({
   u8: 1,
   i8: 1,
   bool: 1,
@@ -53,7 +53,7 @@ export const SCALAR_SIZES: Readonly<Record<ScalarType, number>> = {
   f64: 8,
   i64: 8,
   u64: 8,
-};
+});
 
 /** utf8(n) and array(t, n) take n in 1..65535: a u16 length prefix bounds a string, and a record stays small. */
 export const MAX_FIELD_LENGTH = 0xffff;

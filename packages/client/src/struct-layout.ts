@@ -40,7 +40,7 @@ export type Infer<L> = L extends StructLayout<infer F> ? StructValue<F> : never;
  * Names a field may not take because a view uses them: the view's own members, and `positioned` and `key`, which
  * `@heapless/offheap`'s views use, so that a layout accepted on one side is accepted on the other.
  */
-const RESERVED_NAMES: ReadonlySet<string> = new Set(['positioned', 'key', 'toObject', 'assign']);
+const RESERVED_NAMES: readonly string[] = Object.freeze(['positioned', 'key', 'toObject', 'assign']);
 
 function invalidLayout(message: string): HeaplessError {
   return new HeaplessError('STRUCT_INVALID_LAYOUT', message);
@@ -100,7 +100,7 @@ export class StructLayout<F extends FieldSpec> {
     let offset = 0;
     for (const [name, type] of Object.entries(fields)) {
       if (!validType(type)) throw invalidLayout(`struct field ${name} has an unknown type ${JSON.stringify(type)}`);
-      if (name.startsWith('_') || RESERVED_NAMES.has(name) || name in StructViewBase.prototype) {
+      if (name.startsWith('_') || RESERVED_NAMES.includes(name) || name in StructViewBase.prototype) {
         throw invalidLayout(`struct field name ${name} is reserved by the view`);
       }
       const size = fieldSize(type);

@@ -170,8 +170,9 @@ export class Collection<V> extends KeyedCollection<V, V> {
  * is decoded or copied until a field is read, and reading a numeric field allocates nothing.
  *
  * Each result is its own small view object (fields `_u8`, `_dv`, `_off`, `_key`), all results of one frame share
- * one DataView, and a view keeps its frame's buffer alive while it is referenced. Writing a view's fields changes
- * the local bytes only; `set(id, view)` sends them.
+ * one DataView (pipelined gets answered in one frame too), and a view keeps its frame's buffer alive while it is
+ * referenced; the collection itself keeps the last frame's buffer until its next read. Writing a view's fields
+ * changes the local bytes only; `set(id, view)` sends them.
  *
  * A stored value that is not `layout.size` bytes long (written through another codec or layout) is refused with
  * `STRUCT_SIZE_MISMATCH` naming the id.

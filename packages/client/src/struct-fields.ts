@@ -150,7 +150,7 @@ export function writeScalar(t: ScalarType, dv: DataView, o: number, v: unknown):
 }
 
 /** The zero of an element type, what an array's missing elements are written as. */
-export function zeroOf(t: ScalarType): number | bigint | boolean {
+function zeroOf(t: ScalarType): number | bigint | boolean {
   return t === 'i64' || t === 'u64' ? 0n : t === 'bool' ? false : 0;
 }
 

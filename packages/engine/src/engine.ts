@@ -129,6 +129,8 @@ export class Engine {
   private memLog: number;
   /** Frozen memtables, oldest first. */
   private readonly imms: Immutable[] = [];
+  /** A flushed memtable nothing reads any more, whose arenas the next memtable takes over. */
+  private spare: Memtable | undefined;
   private wal: WalWriter | undefined;
   /** Final syncs of rotated WALs still running. */
   private readonly walClosing = new Set<Promise<void>>();
@@ -428,7 +430,9 @@ export class Engine {
         this.memLog = number;
       }
     }
-    this.mem = new Memtable(capacity);
+    const spare = this.spare;
+    this.spare = undefined;
+    this.mem = new Memtable(capacity, undefined, spare);
     this.maybeScheduleFlush();
   }
 
@@ -624,6 +628,8 @@ export class Engine {
         this.versions.logAndApply(edit);
         this.imms.shift();
         this.counters.flushes++;
+        // Its arenas can serve the next memtable unless an iterator still reads them.
+        if (!imm.mem.inUse) this.spare = imm.mem;
       } catch (err) {
         this.setBackgroundError(err as Error);
         return;

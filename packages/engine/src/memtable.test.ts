@@ -112,3 +112,24 @@ describe('memtable sequential-insert hint', () => {
     expect(got).toEqual([...expected].sort());
   });
 });
+
+describe('memtable arena reuse', () => {
+  it("a new memtable takes over a retired one's arenas, empty, unless an iterator still reads them", () => {
+    const old = new Memtable(8192);
+    add(old, 'x', 1, 'y');
+    const fresh = new Memtable(8192, undefined, old);
+    expect(fresh.bytes).toBe(old.bytes);
+    expect(fresh.dump()).toEqual([]);
+    add(fresh, 'a', 2, 'b');
+    expect(fresh.dump()).toEqual(['a@2=b']);
+    expect(old.inUse).toBe(true); // retired: cannot be handed on twice
+
+    const read = new Memtable(8192);
+    add(read, 'k', 1, 'v');
+    const it = read.iterator();
+    expect(new Memtable(8192, undefined, read).bytes).not.toBe(read.bytes);
+    it.close();
+    it.close();
+    expect(new Memtable(8192, undefined, read).bytes).toBe(read.bytes);
+  });
+});

@@ -65,7 +65,11 @@ export class Memtable {
    * An empty memtable able to hold about `capacity` bytes of entries (keys, values and skiplist nodes). Use
    * `hasRoom` before each `add`.
    */
-  constructor(capacity: number, shared?: SharedMemtable) {
+  /**
+   * `reuse`: a retired memtable (flushed, no open iterator) whose arenas are taken over if large enough. Fresh
+   * arenas cost a page fault per 4 KiB on first touch, which is a good part of an insert's cost.
+   */
+  constructor(capacity: number, shared?: SharedMemtable, reuse?: Memtable) {
     if (shared) {
       this.bytes = new Uint8Array(shared.bytes);
       this.nodes = new Uint32Array(shared.nodes);
@@ -80,14 +84,35 @@ export class Memtable {
     // Uninitialised memory (allocUnsafeSlow: no memset of megabytes per memtable): nothing is read before it is
     // written, except the head node, zeroed here. Nodes get as many bytes as entries: a node takes 24 + 4 * height
     // bytes against at least 8 bytes of entry, and both count against the write buffer size.
-    this.bytes = new Uint8Array(Buffer.allocUnsafeSlow(capacity).buffer, 0, capacity);
     const words = Math.ceil(capacity / 4) + NODE_FIXED + MAX_HEIGHT;
-    this.nodes = new Uint32Array(Buffer.allocUnsafeSlow(words * 4).buffer, 0, words);
+    if (reuse && !reuse.inUse && reuse.bytes.length === capacity && reuse.nodes.length === words) {
+      this.bytes = reuse.bytes;
+      this.nodes = reuse.nodes;
+      reuse.retired = true;
+    } else {
+      this.bytes = new Uint8Array(Buffer.allocUnsafeSlow(capacity).buffer, 0, capacity);
+      this.nodes = new Uint32Array(Buffer.allocUnsafeSlow(words * 4).buffer, 0, words);
+    }
     this.nodes.fill(0, 0, NODE_FIXED + MAX_HEIGHT);
     this.nodes[HEIGHT] = MAX_HEIGHT;
     this.bytesUsed = 0;
     this.nodesUsed = NODE_FIXED + MAX_HEIGHT;
     this.count = 0;
+  }
+
+  /** Open iterators over this memtable (their views point into the arenas). */
+  private readers = 0;
+  /** Set once another memtable took over the arenas: nothing may read this one any more. */
+  private retired = false;
+
+  /** True while an iterator is open over it (its arenas must not be reused). */
+  get inUse(): boolean {
+    return this.readers > 0 || this.retired;
+  }
+
+  /** @internal Called by MemtableIterator. */
+  releaseReader(): void {
+    this.readers--;
   }
 
   /** A read-only memtable over arenas another thread shared. */
@@ -307,6 +332,7 @@ export class Memtable {
 
   /** A cursor over the entries in internal-key order. The caller closes it (nothing to free, but by contract). */
   iterator(): MemtableIterator {
+    this.readers++;
     return new MemtableIterator(this);
   }
 
@@ -385,6 +411,7 @@ function readU32BE(b: Uint8Array, at: number): number {
 /** A positioned cursor over a memtable (see InternalIterator). Keys and values are views into the arena. */
 export class MemtableIterator implements InternalIterator {
   private node = 0;
+  private open = true;
   constructor(private readonly mem: Memtable) {}
   valid(): boolean {
     return this.node !== 0;
@@ -412,5 +439,9 @@ export class MemtableIterator implements InternalIterator {
   }
   close(): void {
     this.node = 0;
+    if (this.open) {
+      this.open = false;
+      this.mem.releaseReader();
+    }
   }
 }

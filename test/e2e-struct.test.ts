@@ -21,13 +21,10 @@ const fields = {
 const User = struct(fields);
 const ServerUser = offheap.struct(fields as never);
 
-// KvActor's static `exposed` list has no `scan` (yet); expose it explicitly so the WebSocket offers it.
-const expose = [...KvActor.exposed, 'scan'];
-
 type Server = { published: Awaited<ReturnType<typeof publish>>; ref: ReturnType<typeof spawn<KvActor>> };
 
 async function serve(map: offheap.OffHeapMap<string, unknown>): Promise<Server> {
-  const ref = spawn(new KvActor(map, { persistent: false }), { expose });
+  const ref = spawn(new KvActor(map, { persistent: false }));
   return { published: await publish(ref), ref };
 }
 

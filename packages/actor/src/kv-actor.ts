@@ -74,6 +74,7 @@ export class KvActor extends Actor {
     'setMany',
     'delete',
     'has',
+    'scan',
     'size',
     'stats',
     'flush',

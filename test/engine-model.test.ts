@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Engine, type EngineOptions, type IteratorOptions } from '@heapless/engine';
+import { ENTRY_HEADER_SIZE, Engine, type EngineOptions, type IteratorOptions } from '@heapless/engine';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
@@ -167,9 +167,27 @@ async function run(lowTriggers: boolean, ops: Op[]): Promise<void> {
           const it = db.iterator(opts);
           if (o.seek !== undefined) it.seek(o.seek);
           const got: string[] = [];
-          // Mix single steps and batches.
+          // Mix single steps, batches and bulk reads into a small buffer (grown when an entry does not fit).
+          let into = new Uint8Array(24);
           for (;;) {
-            const batch = got.length % 2 === 0 ? await it.nextv(3) : [await it.next()].filter((e) => e !== undefined);
+            const mode = got.length % 3;
+            if (mode === 2) {
+              const end = it.nextvInto(into, 4);
+              if (end < 0) {
+                into = new Uint8Array(4 - end);
+                continue;
+              }
+              if (end === 4) break;
+              for (let p = 4; p < end; ) {
+                const kl = into[p]! | (into[p + 1]! << 8) | (into[p + 2]! << 16) | (into[p + 3]! << 24);
+                const vl = into[p + 4]! | (into[p + 5]! << 8) | (into[p + 6]! << 16) | (into[p + 7]! << 24);
+                p += ENTRY_HEADER_SIZE;
+                got.push(`${dec.decode(into.subarray(p, p + kl))}=${dec.decode(into.subarray(p + kl, p + kl + vl))}`);
+                p += kl + vl;
+              }
+              continue;
+            }
+            const batch = mode === 0 ? await it.nextv(3) : [await it.next()].filter((e) => e !== undefined);
             if (batch.length === 0) break;
             for (const [k, v] of batch) got.push(`${dec.decode(k)}=${dec.decode(v)}`);
           }

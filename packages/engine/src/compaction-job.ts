@@ -131,7 +131,7 @@ export function compactTables(task: CompactTask): JobResult {
     for (const n of task.inputs) {
       const r = TableReader.open(tableFileName(task.dir, n), { fileNumber: n, verifyChecksums: true });
       readers.push(r);
-      children.push(r.iterator());
+      children.push(r.iterator({ fillCache: false }));
     }
     merged = new MergingIterator(children);
     let current = new Uint8Array(64);
@@ -204,7 +204,9 @@ export function compactTables(task: CompactTask): JobResult {
     }
     throw err;
   } finally {
-    merged?.close();
+    // Without a merging iterator (an input failed to open), the cursors opened so far pin their readers: close them.
+    if (merged) merged.close();
+    else for (const c of children) c.close();
     for (const r of readers) r.close();
   }
 }

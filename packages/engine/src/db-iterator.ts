@@ -66,6 +66,22 @@ export class DbIterator {
     return k.slice(0, k.length - TRAILER_SIZE);
   }
 
+  /** Length of the current user key. */
+  keyLength(): number {
+    return this.reverse ? this.savedLength : this.iter.key().length - TRAILER_SIZE;
+  }
+
+  /** Copies the current user key into `target` at `at` (the caller checked the room). No allocation. */
+  copyKeyInto(target: Uint8Array, at: number): void {
+    const k = this.reverse ? this.saved : this.iter.key();
+    copyBytes(k, this.reverse ? this.savedLength : k.length - TRAILER_SIZE, target, at);
+  }
+
+  /** Copies `value` (from `value()`) into `target` at `at`. */
+  static copyValueInto(value: Uint8Array, target: Uint8Array, at: number): void {
+    copyBytes(value, value.length, target, at);
+  }
+
   /** The current value: a view valid until the cursor moves. */
   value(): Uint8Array {
     return this.reverse ? this.savedValue.subarray(0, this.savedValueLength) : this.iter.value();
@@ -189,4 +205,10 @@ export class DbIterator {
     this.isValid = false;
     this.iter.close();
   }
+}
+
+/** Copies `src[0..n)` to `dst[at..)`: a byte loop for short runs (cheaper than a subarray for set()). */
+function copyBytes(src: Uint8Array, n: number, dst: Uint8Array, at: number): void {
+  if (n <= 32) for (let i = 0; i < n; i++) dst[at + i] = src[i]!;
+  else dst.set(n === src.length ? src : src.subarray(0, n), at);
 }

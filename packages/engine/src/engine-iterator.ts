@@ -6,7 +6,7 @@
  * Ownership: an iterator pins the tables and memtables it reads until `close()` (or the end of a `for await`, or the
  * engine's close). Keys and values handed out are copies the caller owns.
  */
-import type { DbIterator } from './db-iterator.js';
+import { DbIterator } from './db-iterator.js';
 import { EngineError, ErrorCodes, invalidArgument } from './errors.js';
 import type { Snapshot } from './snapshot.js';
 import type { Bytes } from './write-batch.js';
@@ -27,7 +27,15 @@ export interface IteratorOptions {
   keys?: boolean;
   /** False: entries carry an empty value (no copy made). Default true. */
   values?: boolean;
+  /**
+   * Put the table blocks this iterator reads from disk into the block cache. Default true. Pass false for one-pass
+   * scans (a full scan, a bulk load), so that they neither pay a copy per block nor evict what point reads use.
+   */
+  fillCache?: boolean;
 }
+
+/** Bytes of an entry's header in `nextvInto`'s output: key length and value length, u32 little-endian each. */
+export const ENTRY_HEADER_SIZE = 8;
 
 /** One entry: a key and its value, both owned by the caller. */
 export type Entry = [key: Uint8Array, value: Uint8Array];
@@ -38,6 +46,13 @@ function toBytes(b: Bytes, what: string): Uint8Array {
   if (typeof b === 'string') return Buffer.from(b, 'utf8');
   if (b instanceof Uint8Array) return b;
   throw invalidArgument(`${what} must be a Uint8Array or a string`);
+}
+
+function writeU32LE(b: Uint8Array, at: number, v: number): void {
+  b[at] = v;
+  b[at + 1] = v >>> 8;
+  b[at + 2] = v >>> 16;
+  b[at + 3] = v >>> 24;
 }
 
 function compare(a: Uint8Array, b: Uint8Array): number {
@@ -172,6 +187,55 @@ export class EngineIterator implements AsyncIterable<Entry> {
       else db.nextAfter(key); // the copy just made doubles as the key to skip: no second copy
     }
     return out;
+  }
+
+  /**
+   * Bulk read into the caller's buffer: copies as many next entries as fit into `target[offset..)`, each laid out as
+   *
+   *   keyLength u32 LE | valueLength u32 LE | key | value        (ENTRY_HEADER_SIZE + keyLength + valueLength bytes)
+   *
+   * (a length is 0 when the iterator was made with `keys: false` / `values: false`) and returns the offset just past
+   * the last entry written. Returns `offset` itself at the end of the range (or limit). When not even the next entry
+   * fits, returns `-n`, where `n` is the bytes that entry needs: nothing is consumed; call again with more room.
+   * An entry that does not fit after others were written stays next, for the following call.
+   *
+   * Synchronous; allocates no per-entry copies or arrays: bytes go from the table blocks and memtables straight into
+   * `target`, which the caller owns and may reuse as soon as the call returns. Mixes freely with `next`/`nextv`/
+   * `seek`. Throws EngineError CLOSED after close, INVALID_ARGUMENT for a bad target or offset, CorruptionError.
+   */
+  nextvInto(target: Uint8Array, offset = 0): number {
+    this.check();
+    if (!(target instanceof Uint8Array)) throw invalidArgument('nextvInto takes a Uint8Array');
+    if (!Number.isInteger(offset) || offset < 0 || offset > target.length) {
+      throw invalidArgument(`offset ${offset} is outside the ${target.length}-byte target`);
+    }
+    const db = this.db;
+    const keys = this.keys;
+    const values = this.values;
+    const reverse = this.reverse;
+    const end = target.length;
+    let at = offset;
+    this.advance();
+    // The cursor always rests on an entry not yet handed out (or past the end): the next call must not step off it.
+    this.pending = true;
+    while (db.valid() && this.count < this.limit && !this.beyond()) {
+      const kl = keys ? db.keyLength() : 0;
+      const value = values ? db.value() : EMPTY;
+      const vl = value.length;
+      const need = ENTRY_HEADER_SIZE + kl + vl;
+      if (need > end - at) return at === offset ? -need : at;
+      writeU32LE(target, at, kl);
+      writeU32LE(target, at + 4, vl);
+      at += ENTRY_HEADER_SIZE;
+      if (kl > 0) db.copyKeyInto(target, at);
+      at += kl;
+      if (vl > 0) DbIterator.copyValueInto(value, target, at);
+      at += vl;
+      this.count++;
+      if (reverse) db.prev();
+      else db.next();
+    }
+    return at;
   }
 
   /** The next entry, or undefined at the end (abstract-level style). Rejects as `nextSync` throws. */

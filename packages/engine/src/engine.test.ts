@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from './engine.js';
+import { ENTRY_HEADER_SIZE } from './engine-iterator.js';
 import { EngineError, ErrorCodes } from './errors.js';
 
 const dec = new TextDecoder();
@@ -135,6 +136,46 @@ describe('Engine', () => {
     await rit.close();
     const [[k, v]] = (await db.iterator({ keys: false, limit: 1 }).nextv(5)) as [[Uint8Array, Uint8Array]];
     expect([k.length, str(v)]).toEqual([0, 'aa']);
+    await db.close();
+  });
+
+  it('nextvInto fills a buffer with length-prefixed entries, leaves what does not fit, and mixes with nextv', async () => {
+    const db = await Engine.open(dir);
+    for (const k of ['a', 'b', 'c', 'd']) await db.put(k, k.repeat(3));
+    await db.flush();
+    await db.put('bb', 'x');
+    await db.delete('c');
+    const parse = (buf: Uint8Array, from: number, end: number) => {
+      const out: string[] = [];
+      const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
+      for (let p = from; p < end; ) {
+        const kl = view.getUint32(p, true);
+        const vl = view.getUint32(p + 4, true);
+        p += ENTRY_HEADER_SIZE;
+        out.push(`${dec.decode(buf.subarray(p, p + kl))}=${dec.decode(buf.subarray(p + kl, p + kl + vl))}`);
+        p += kl + vl;
+      }
+      return out;
+    };
+    const it = db.iterator({ fillCache: false });
+    // 'a=aaa' takes 8 + 1 + 3 bytes: an 11-byte target reports the 12 it needs and consumes nothing.
+    expect(it.nextvInto(new Uint8Array(11))).toBe(-12);
+    const buf = new Uint8Array(2 + 12 + 12 + 5);
+    const end = it.nextvInto(buf, 2);
+    expect(end).toBe(2 + 12 + 12);
+    expect(parse(buf, 2, end)).toEqual(['a=aaa', 'b=bbb']);
+    expect((await it.nextv(1)).map(([k, v]) => `${dec.decode(k)}=${dec.decode(v)}`)).toEqual(['bb=x']);
+    const rest = new Uint8Array(100);
+    const e2 = it.nextvInto(rest);
+    expect(parse(rest, 0, e2)).toEqual(['d=ddd']);
+    expect(it.nextvInto(rest, 7)).toBe(7);
+    await it.close();
+    expect(db.stats().blockCache.blocks).toBe(0); // fillCache: false
+    expect(() => it.nextvInto(rest)).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_CLOSED' }));
+    const rev = db.iterator({ reverse: true, keys: false, limit: 2, gt: 'a' });
+    expect(parse(rest, 0, rev.nextvInto(rest))).toEqual(['=ddd', '=x']);
+    expect(() => rev.nextvInto(rest, 101)).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' }));
+    await rev.close();
     await db.close();
   });
 

@@ -179,7 +179,7 @@ export class Engine {
     const cache = this.tableCache;
     this.tables = {
       get: (f: FileMetaData, userKey: Uint8Array, seq: number): GetResult => cache.get(f.number).get(userKey, seq),
-      iterator: (f: FileMetaData): InternalIterator => cache.get(f.number).iterator(),
+      iterator: (f: FileMetaData, fillCache?: boolean): InternalIterator => cache.get(f.number).iterator({ fillCache }),
     };
     this.picker = new CompactionPicker(options);
     this.builderOptions = {
@@ -547,15 +547,17 @@ export class Engine {
   iterator(options: IteratorOptions = {}): EngineIterator {
     if (this.closing) throw closedError(this.location);
     const seq = this.sequenceFor(options);
+    const fillCache = options.fillCache !== false;
     const version = this.versions.current;
     version.ref();
     const children: InternalIterator[] = [];
     try {
       children.push(this.mem.iterator());
       for (let i = this.imms.length - 1; i >= 0; i--) children.push(this.imms[i]!.mem.iterator());
-      for (const f of version.files[0]!) children.push(this.tables.iterator(f));
+      for (const f of version.files[0]!) children.push(this.tables.iterator(f, fillCache));
       for (let level = 1; level < version.files.length; level++) {
-        if (version.files[level]!.length > 0) children.push(new LevelIterator(version.files[level]!, this.tables));
+        const files = version.files[level]!;
+        if (files.length > 0) children.push(new LevelIterator(files, this.tables, fillCache));
       }
       const db = new DbIterator(new MergingIterator(children), seq);
       const it = new EngineIterator(db, options, (closed) => {

@@ -1,5 +1,5 @@
 export { Engine, type EngineStats, type ReadOptions, type WriteOperation, type WriteOptions } from './engine.js';
-export { EngineIterator, type Entry, type IteratorOptions } from './engine-iterator.js';
+export { ENTRY_HEADER_SIZE, EngineIterator, type Entry, type IteratorOptions } from './engine-iterator.js';
 export { CorruptionError, EngineError, type ErrorCode, ErrorCodes } from './errors.js';
 export type { Compression, EngineOptions } from './options.js';
 export type { Snapshot } from './snapshot.js';

@@ -14,6 +14,7 @@ export class LevelIterator implements InternalIterator {
   constructor(
     private readonly files: readonly FileMetaData[],
     private readonly tables: TableSource,
+    private readonly fillCache = true,
   ) {}
 
   private open(i: number): void {
@@ -21,7 +22,7 @@ export class LevelIterator implements InternalIterator {
     this.iter?.close();
     this.iter = undefined;
     this.index = i;
-    if (i >= 0 && i < this.files.length) this.iter = this.tables.iterator(this.files[i]!);
+    if (i >= 0 && i < this.files.length) this.iter = this.tables.iterator(this.files[i]!, this.fillCache);
   }
 
   private skipForward(): void {

@@ -15,8 +15,8 @@ import type { FileMetaData } from './version-edit.js';
 export interface TableSource {
   /** The newest entry of `userKey` with sequence <= `seq` in the table. Throws CorruptionError. */
   get(file: FileMetaData, userKey: Uint8Array, seq: number): GetResult;
-  /** A cursor over the whole table; the caller closes it. */
-  iterator(file: FileMetaData): InternalIterator;
+  /** A cursor over the whole table; the caller closes it. `fillCache` as TableIteratorOptions (default true). */
+  iterator(file: FileMetaData, fillCache?: boolean): InternalIterator;
 }
 
 /** Compares the user-key part of an internal key with a user key (bytewise), allocating nothing. */

@@ -4,7 +4,6 @@
  * drives it over loopback and reports. Each system's module is imported only when chosen.
  */
 import type { BenchmarkWorkload, RunContext } from '../harness/benchmark.js';
-import { reportPeakRss } from '../harness/memory-probe.js';
 import { ProcessGroup } from './process-group.js';
 
 type SystemRunner = (ctx: RunContext, group: ProcessGroup) => Promise<void>;
@@ -26,6 +25,5 @@ export const serverWorkload: BenchmarkWorkload = {
     } finally {
       await group.close();
     }
-    reportPeakRss(ctx, 'client process');
   },
 };

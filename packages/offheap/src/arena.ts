@@ -66,6 +66,8 @@ export class Arena {
   readonly u8: Buffer[] = [];
   readonly u16: Uint16Array[] = [];
   readonly u32: Uint32Array[] = [];
+  /** Int32 views: what the probe compares key words with, and what `get` copies a record with. */
+  readonly i32: Int32Array[] = [];
   readonly dv: DataView[] = [];
   /** Bytes of all segments. */
   reservedBytes = 0;
@@ -192,6 +194,7 @@ export class Arena {
     this.u8.push(Buffer.from(sab));
     this.u16.push(new Uint16Array(sab));
     this.u32.push(new Uint32Array(sab));
+    this.i32.push(new Int32Array(sab));
     this.dv.push(new DataView(sab));
     this.reservedBytes += bytes;
     this.current = index;
@@ -212,6 +215,7 @@ export class Arena {
     this.u8.push(Buffer.from(sab));
     this.u16.push(new Uint16Array(sab));
     this.u32.push(new Uint32Array(sab));
+    this.i32.push(new Int32Array(sab));
     this.dv.push(new DataView(sab));
     this.reservedBytes += sab.byteLength;
   }

@@ -1,5 +1,5 @@
 import { type Arena, LOC_EMPTY, LOC_OFFSET_BITS, LOC_TOMBSTONE, RECORD_HEADER_BYTES } from './arena.js';
-import { bytesEqual, utf8EqualsAligned } from './key-bytes.js';
+import { bytesEqual, type KeyHasher, utf8EqualsAligned, wordsEqual } from './key-bytes.js';
 
 /**
  * The index: an open-addressing hash table with linear probing in one SharedArrayBuffer. Capacity is a power of
@@ -42,11 +42,17 @@ export class HashTable {
     this.hashes = new Int32Array(this.sab);
   }
 
-  /** Slot index holding the string key `key` (UTF-8 length `len`, hash `h`), or -1 and sets `insertAt`. */
-  findString(h: number, key: string, len: number, arena: Arena): number {
+  /**
+   * Slot index holding the string key `key` just hashed by `hasher` (hash `h`, UTF-8 length `hasher.byteLength`),
+   * or -1 and sets `insertAt`. A hit costs one slot read and one record read: the header word holding the key
+   * length and the key words right after it (four bytes per compare for short ASCII keys, see KeyHasher.words).
+   */
+  findString(h: number, key: string, hasher: KeyHasher, arena: Arena): number {
     const slots = this.slots;
     const hashes = this.hashes;
     const mask = this.mask;
+    const len = hasher.byteLength;
+    const words = hasher.wordsValid ? hasher.words : null;
     let i = h & mask;
     let free = -1;
     for (;;) {
@@ -59,12 +65,16 @@ export class HashTable {
         if (free === -1) free = i;
       } else if (hashes[i * 2] === h) {
         const seg = loc >>> LOC_OFFSET_BITS;
-        const off = (loc & LOC_OFFSET_MASK) * 8;
-        if (
-          arena.u16[seg]![(off + 4) >>> 1] === len &&
-          utf8EqualsAligned(key, arena.u8[seg]!, arena.u32[seg]!, off + RECORD_HEADER_BYTES, len)
-        ) {
-          return i;
+        const w = (loc & LOC_OFFSET_MASK) * 2; // the record's first int32 word
+        const i32 = arena.i32[seg]!;
+        if ((i32[w + 1]! & 0xffff) === len) {
+          if (
+            words !== null
+              ? wordsEqual(words, i32, w + 2, len)
+              : utf8EqualsAligned(key, arena.u8[seg]!, arena.u32[seg]!, w * 4 + RECORD_HEADER_BYTES, len)
+          ) {
+            return i;
+          }
         }
       }
       i = (i + 1) & mask;

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bytesEqual, hashBytes, KeyHasher, utf8Equals, utf8EqualsAligned, utf8Length, writeUtf8 } from './key-bytes.js';
+import {
+  bytesEqual,
+  hashBytes,
+  KeyHasher,
+  utf8Equals,
+  utf8EqualsAligned,
+  utf8Length,
+  wordsEqual,
+  writeUtf8,
+} from './key-bytes.js';
 
 describe('key bytes', () => {
   it('encodes exactly like TextEncoder, lone surrogates included', () => {
@@ -64,6 +73,35 @@ describe('key bytes', () => {
     for (let i = 0; i < 10_000; i++) seen.add(h.hashString(`user:${i}`) & 0xffff);
     // 10k keys in 65536 buckets: a good hash leaves few collisions (expected ~ 7%), a bad one many.
     expect(seen.size).toBeGreaterThan(9_000);
+  });
+
+  it('keeps short ASCII keys as words that match their stored bytes (and only theirs), whatever follows them', () => {
+    const enc = new TextEncoder();
+    const h = new KeyHasher();
+    const stored = (b: string, fill: number) => {
+      const bb = enc.encode(b);
+      const block = new Uint8Array(8 + ((bb.length + 8) & ~7)).fill(fill);
+      block.set(bb, 8);
+      return { i32: new Int32Array(block.buffer), len: bb.length };
+    };
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme-ascii', maxLength: 70 }), fc.nat(), fc.nat(255), (a, at, fill) => {
+        h.hashString(a);
+        expect(h.wordsValid).toBe(a.length <= 64);
+        if (!h.wordsValid) return;
+        const same = stored(a, fill);
+        expect(wordsEqual(h.words, same.i32, 2, same.len)).toBe(true);
+        if (a.length === 0) return;
+        const i = at % a.length;
+        const b = a.slice(0, i) + (a[i] === 'x' ? 'y' : 'x') + a.slice(i + 1);
+        const other = stored(b, fill);
+        expect(wordsEqual(h.words, other.i32, 2, other.len)).toBe(false);
+      }),
+    );
+    h.hashString('né');
+    expect(h.wordsValid).toBe(false);
+    h.hashString('a'.repeat(65));
+    expect(h.wordsValid).toBe(false);
   });
 
   it('compares byte ranges', () => {

@@ -11,6 +11,8 @@
  */
 
 const SEED = 0x9747b28c;
+/** Keys up to this many bytes are kept as words by `KeyHasher` for the probe's compare (longer: compared by code unit). */
+const MAX_WORD_KEY_BYTES = 64;
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
 
@@ -47,11 +49,20 @@ function finish(h: number, k: number, len: number): number {
 export class KeyHasher {
   /** UTF-8 byte length of the key passed to the last `hashString` call. */
   byteLength = 0;
+  /**
+   * After `hashString` of an ASCII key of at most 64 bytes: its bytes as little-endian int32 words (the last one
+   * partial, high bytes zero), so a probe compares the key four bytes per word load without re-reading the string.
+   */
+  readonly words = new Int32Array(MAX_WORD_KEY_BYTES >>> 2);
+  /** True when `words` holds the last key (ASCII, at most 64 bytes). */
+  wordsValid = false;
   private scratch = new Uint8Array(256);
 
   /** Hash of the UTF-8 encoding of `s`; sets `byteLength`. */
   hashString(s: string): number {
     const len = s.length;
+    const words = this.words;
+    const keep = len <= MAX_WORD_KEY_BYTES;
     let h = SEED;
     let i = 0;
     for (; i + 4 <= len; i += 4) {
@@ -60,7 +71,9 @@ export class KeyHasher {
       const c2 = s.charCodeAt(i + 2);
       const c3 = s.charCodeAt(i + 3);
       if ((c0 | c1 | c2 | c3) >= 0x80) return this.hashEncoded(s);
-      h = round(h, c0 | (c1 << 8) | (c2 << 16) | (c3 << 24));
+      const k = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24);
+      if (keep) words[i >>> 2] = k;
+      h = round(h, k);
     }
     let k = 0;
     for (let shift = 0; i < len; i++, shift += 8) {
@@ -68,12 +81,15 @@ export class KeyHasher {
       if (c >= 0x80) return this.hashEncoded(s);
       k |= c << shift;
     }
+    if (keep && (len & 3) !== 0) words[len >>> 2] = k;
+    this.wordsValid = keep;
     this.byteLength = len;
     return finish(h, k, len);
   }
 
   /** Non-ASCII keys: encode into the scratch buffer, hash the bytes. */
   private hashEncoded(s: string): number {
+    this.wordsValid = false;
     const n = utf8Length(s);
     if (n > this.scratch.length) this.scratch = new Uint8Array(Math.max(n, this.scratch.length * 2));
     writeUtf8(s, this.scratch, 0);
@@ -209,6 +225,18 @@ export function utf8EqualsAligned(s: string, src: Uint8Array, u32: Uint32Array, 
   }
   // The first i code units were ASCII, so they took exactly i bytes.
   return utf8Equals(s, src, off + i, len - i, i);
+}
+
+/**
+ * True if the `len` key bytes starting at int32 word `w` of `src` equal `words` (from `KeyHasher`). The word after
+ * the key may hold other bytes (the value): only the key's bytes of the last word are compared. Reads at most
+ * `ceil(len / 4)` words, which stay inside the record's 8-byte-aligned block.
+ */
+export function wordsEqual(words: Int32Array, src: Int32Array, w: number, len: number): boolean {
+  const full = len >>> 2;
+  for (let j = 0; j < full; j++) if (src[w + j] !== words[j]) return false;
+  const rem = len & 3;
+  return rem === 0 || (src[w + full]! & ((1 << (rem << 3)) - 1)) === words[full];
 }
 
 /** True if `len` bytes of `a` at `aOff` equal `len` bytes of `b` at `bOff`. */

@@ -258,7 +258,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const arena = this.arena;
     const start = off + RECORD_HEADER_BYTES + arena.u16[seg]![(off + 4) >>> 1]!;
     if (this.structType !== null) return this.structType.decodeFrom(arena.u8[seg]!, arena.dv[seg]!, start) as V;
-    return this.codec!.decode(arena.u8[seg]!, start, start + arena.u32[seg]![off >>> 2]!) as V;
+    return this.codec!.decode(arena.i32[seg]!, start, start + arena.u32[seg]![off >>> 2]!) as V;
   }
 
   /** True if `key` is present. */
@@ -639,13 +639,13 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       const len = this.hasher.byteLength;
       this.keyHash = h;
       this.keyLength = len;
-      slot = this.table.findString(h, key, len, this.arena);
+      slot = this.table.findString(h, key, this.hasher, this.arena);
       if (slot >= 0) {
         this.foundTable = this.table;
         return slot;
       }
       if (this.old === null) return -1;
-      slot = this.old.findString(h, key, len, this.arena);
+      slot = this.old.findString(h, key, this.hasher, this.arena);
     } else {
       if (!(key instanceof Uint8Array)) throw invalidArgument('this map has Uint8Array keys');
       const len = key.length;
@@ -884,7 +884,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const arena = this.arena;
     const start = off + RECORD_HEADER_BYTES + arena.u16[seg]![(off + 4) >>> 1]!;
     if (this.structType !== null) return this.structType.decodeFrom(arena.u8[seg]!, arena.dv[seg]!, start) as V;
-    return this.codec!.decode(arena.u8[seg]!, start, start + arena.u32[seg]![off >>> 2]!) as V;
+    return this.codec!.decode(arena.i32[seg]!, start, start + arena.u32[seg]![off >>> 2]!) as V;
   }
 }
 

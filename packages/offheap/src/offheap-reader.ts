@@ -205,12 +205,12 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
       if (this.isClosed || Atomics.load(control, CTRL_CLOSED) === 1) throw closedError('map (reader)');
       let t = this.table;
       let slot = this.keysAreStrings
-        ? t.findString(h, key as string, len, this.arena)
+        ? t.findString(h, key as string, this.hasher, this.arena)
         : t.findBytes(h, key as Uint8Array, 0, len, this.arena);
       if (slot < 0 && this.old !== null) {
         t = this.old;
         slot = this.keysAreStrings
-          ? t.findString(h, key as string, len, this.arena)
+          ? t.findString(h, key as string, this.hasher, this.arena)
           : t.findBytes(h, key as Uint8Array, 0, len, this.arena);
       }
       let ok = true;

@@ -102,6 +102,50 @@ export class BlockBuilder {
   }
 
   /**
+   * `add` of the key `src[ko..ko+klen)` and value `vsrc[vo..vo+vlen)`, read in place, for a caller that knows how
+   * many bytes (`common`) the key shares with the previous key added. The builder keeps no copy of keys added this
+   * way: an `add` after it shares nothing with them (always valid, just less compact).
+   */
+  addAt(src: Uint8Array, ko: number, klen: number, common: number, vsrc: Uint8Array, vo: number, vlen: number): void {
+    let shared = 0;
+    if (this.counter < this.restartInterval) {
+      if (this.entryCount > 0) shared = common;
+    } else {
+      if (this.numRestarts === this.restarts.length) {
+        const grown = new Uint32Array(this.restarts.length * 2);
+        grown.set(this.restarts);
+        this.restarts = grown;
+      }
+      this.restarts[this.numRestarts++] = this.pos;
+      this.counter = 0;
+    }
+    const unshared = klen - shared;
+    this.ensure(15 + unshared + vlen);
+    const buf = this.buf;
+    let at = this.pos;
+    if ((shared | unshared | vlen) < 0x80) {
+      buf[at] = shared;
+      buf[at + 1] = unshared;
+      buf[at + 2] = vlen;
+      at += 3;
+    } else {
+      at = putVarint32(buf, at, shared);
+      at = putVarint32(buf, at, unshared);
+      at = putVarint32(buf, at, vlen);
+    }
+    const kFrom = ko + shared;
+    if (unshared < 32) for (let i = 0; i < unshared; i++) buf[at + i] = src[kFrom + i]!;
+    else buf.set(src.subarray(kFrom, ko + klen), at);
+    at += unshared;
+    if (vlen < 32) for (let i = 0; i < vlen; i++) buf[at + i] = vsrc[vo + i]!;
+    else buf.set(vsrc.subarray(vo, vo + vlen), at);
+    this.pos = at + vlen;
+    this.lastKeyLen = 0;
+    this.counter++;
+    this.entryCount++;
+  }
+
+  /**
    * Appends the restart array and returns the finished contents as a view of the builder's buffer, valid until the
    * next `add` or `reset`.
    */

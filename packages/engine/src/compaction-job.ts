@@ -7,7 +7,7 @@ import { unlinkSync } from 'node:fs';
 import { tableFileName } from './filenames.js';
 import type { InternalIterator } from './internal-iterator.js';
 import { TRAILER_SIZE, ValueKind } from './internal-key.js';
-import { Memtable, type SharedMemtable } from './memtable.js';
+import { Memtable, type SharedArenas, type SharedMemtable } from './memtable.js';
 import { MergingIterator } from './merging-iterator.js';
 import { TableBuilder, type TableBuilderOptions } from './table-builder.js';
 import { TableReader } from './table-reader.js';
@@ -58,6 +58,8 @@ export interface JobResult {
   bytesWritten: number;
   /** Entries dropped (shadowed versions, obsolete tombstones). */
   dropped: number;
+  /** A flush run by a worker moves the memtable copy's buffers back, for the next flush's copy (`share(into)`). */
+  arenas?: SharedArenas;
 }
 
 /** Writes a frozen memtable to table `number`; no output when it is empty. Throws what TableBuilder throws. */
@@ -65,9 +67,14 @@ export function flushMemtable(task: FlushTask): JobResult {
   const mem = Memtable.fromShared(task.memtable);
   const path = tableFileName(task.dir, task.number);
   const builder = new TableBuilder(path, task.builder);
-  const it = mem.iterator();
   try {
-    for (it.seekToFirst(); it.valid(); it.next()) builder.add(it.key(), it.value());
+    // Straight from the arena, in node order: no iterator and no views per entry.
+    const bytes = mem.bytes;
+    for (let n = mem.nodeAfter(0); n !== 0; n = mem.nodeAfter(n)) {
+      const ko = mem.keyOffsetOf(n);
+      const kl = mem.keyLengthOf(n);
+      builder.addAt(bytes, ko, kl, bytes, ko + kl, mem.valueLengthOf(n));
+    }
     if (builder.entries === 0) {
       builder.abandon();
       return { outputs: [], bytesRead: 0, bytesWritten: 0, dropped: 0 };
@@ -84,8 +91,6 @@ export function flushMemtable(task: FlushTask): JobResult {
   } catch (err) {
     builder.abandon();
     throw err;
-  } finally {
-    it.close();
   }
 }
 

@@ -4,6 +4,7 @@
  * EngineError; the engine rebuilds them (see `rethrowJobError` in compaction.ts).
  */
 
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { type JobResult, type JobTask, runJob } from './compaction-job.js';
 import { CorruptionError, EngineError } from './errors.js';
 
@@ -13,7 +14,18 @@ export interface JobError {
 
 export default function work(task: JobTask): JobResult | JobError {
   try {
-    return runJob(task);
+    const result = runJob(task);
+    if (task.kind !== 'flush') return result;
+    // The memtable copy is done with: move its buffers back (no clone) so that the next flush's copy reuses them.
+    const arenas = { bytes: task.memtable.bytes, nodes: task.memtable.nodes };
+    return move({
+      get [transferableSymbol]() {
+        return [arenas.bytes, arenas.nodes];
+      },
+      get [valueSymbol]() {
+        return { ...result, arenas };
+      },
+    }) as unknown as JobResult;
   } catch (err) {
     const e = err as Error;
     if (e instanceof CorruptionError) {

@@ -26,7 +26,7 @@ import { TRAILER_SIZE, ValueKind } from './internal-key.js';
 import { LevelIterator } from './level-iterator.js';
 import { LockFile } from './lock-file.js';
 import { LogReader } from './log-reader.js';
-import { LookupResult, Memtable } from './memtable.js';
+import { LookupResult, Memtable, type SharedArenas } from './memtable.js';
 import { MergingIterator } from './merging-iterator.js';
 import { type EngineOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { type Snapshot, SnapshotList } from './snapshot.js';
@@ -129,6 +129,8 @@ export class Engine {
   private memLog: number;
   /** Frozen memtables, oldest first. */
   private readonly imms: Immutable[] = [];
+  /** Buffers of the last flush's memtable copy, moved back by the worker, for the next copy. */
+  private shareArenas: SharedArenas | undefined;
   /** A flushed memtable nothing reads any more, whose arenas the next memtable takes over. */
   private spare: Memtable | undefined;
   private wal: WalWriter | undefined;
@@ -601,6 +603,12 @@ export class Engine {
     return r;
   }
 
+  private takeShareArenas(): SharedArenas | undefined {
+    const a = this.shareArenas;
+    this.shareArenas = undefined;
+    return a;
+  }
+
   private maybeScheduleFlush(): void {
     if (this.flushing || this.imms.length === 0 || this.bgError) return;
     this.flushing = this.flushLoop().finally(() => {
@@ -620,9 +628,10 @@ export class Engine {
           kind: 'flush',
           dir: this.location,
           number,
-          memtable: imm.mem.share(),
+          memtable: imm.mem.share(this.takeShareArenas()),
           builder: this.builderOptions,
         });
+        if (result.arenas) this.shareArenas = result.arenas;
         const edit = new VersionEdit();
         for (const o of result.outputs) edit.addFile(0, o);
         // The oldest WAL still needed: the next frozen memtable's, or the live one's.

@@ -33,6 +33,12 @@ export enum LookupResult {
   Deleted = 2,
 }
 
+/** Arena copies a flush worker hands back for the next `share()`. */
+export interface SharedArenas {
+  bytes: ArrayBuffer;
+  nodes: ArrayBuffer;
+}
+
 /** What `share()` hands to a worker: copies of the arenas and how much of them is used. */
 export interface SharedMemtable {
   bytes: ArrayBuffer;
@@ -121,18 +127,22 @@ export class Memtable {
   }
 
   /**
-   * What a worker needs to read this memtable: copies of the used part of the arenas (postMessage clones them
-   * again; both are plain memcpys). For a frozen memtable.
+   * What a worker needs to read this memtable: copies of the used part of the arenas (moved, not cloned, to the
+   * worker). For a frozen memtable. `into`: buffers a finished flush handed back (see `JobResult.arenas`), used when
+   * large enough: fresh ones fault in page by page as the copy first touches them, which costs more than the copy.
+   * Fresh buffers are sized for the whole arenas so that they can serve any later flush.
    */
-  share(): SharedMemtable {
-    // allocUnsafeSlow + set: a memcpy without the memset that slice() would do first.
-    const bytes = Buffer.allocUnsafeSlow(this.bytesUsed);
-    bytes.set(this.bytes.subarray(0, this.bytesUsed));
-    const nodes = Buffer.allocUnsafeSlow(this.nodesUsed * 4);
-    nodes.set(new Uint8Array(this.nodes.buffer, 0, this.nodesUsed * 4));
+  share(into?: SharedArenas): SharedMemtable {
+    const nodeBytes = this.nodesUsed * 4;
+    const fits = into !== undefined && into.bytes.byteLength >= this.bytesUsed && into.nodes.byteLength >= nodeBytes;
+    // allocUnsafeSlow: no memset of megabytes that the copy overwrites anyway.
+    const bytes = fits ? into.bytes : Buffer.allocUnsafeSlow(Math.max(this.bytes.length, 1)).buffer;
+    const nodes = fits ? into.nodes : Buffer.allocUnsafeSlow(this.nodes.length * 4).buffer;
+    new Uint8Array(bytes).set(this.bytes.subarray(0, this.bytesUsed));
+    new Uint8Array(nodes).set(new Uint8Array(this.nodes.buffer, this.nodes.byteOffset, nodeBytes));
     return {
-      bytes: bytes.buffer,
-      nodes: nodes.buffer,
+      bytes,
+      nodes,
       bytesUsed: this.bytesUsed,
       nodesUsed: this.nodesUsed,
       count: this.count,
@@ -374,6 +384,21 @@ export class Memtable {
       for (let next = nodes[x + NEXT + level]!; next !== 0; next = nodes[x + NEXT + level]!) x = next;
     }
     return x;
+  }
+
+  /** @internal Where node `n`'s internal key starts in `bytes`; its value follows the key. */
+  keyOffsetOf(n: number): number {
+    return this.nodes[n + OFF]!;
+  }
+
+  /** @internal Length of node `n`'s internal key (user key + trailer). */
+  keyLengthOf(n: number): number {
+    return this.nodes[n + KLEN]! + TRAILER_SIZE;
+  }
+
+  /** @internal Length of node `n`'s value. */
+  valueLengthOf(n: number): number {
+    return this.nodes[n + VLEN]!;
   }
 
   /** @internal The internal key of node `n`, as a view into the arena. */

@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
-import { compareBytesAt, compareInternalAt } from './block.js';
+import { compareInternalAt } from './block.js';
 import { BlockBuilder, writeU32LE } from './block-builder.js';
 import { BloomFilterBuilder } from './bloom.js';
 import { crc32c, maskCrc } from './crc32c.js';
@@ -169,38 +169,60 @@ export class TableBuilder {
    * than the previous one; otherwise throws INVALID_ARGUMENT. Both arrays are copied before return.
    */
   add(ikey: Uint8Array, value: Uint8Array): void {
+    this.addAt(ikey, 0, ikey.length, value, 0, value.length);
+  }
+
+  /**
+   * `add` of the internal key `src[ko..ko+klen)` and the value `vsrc[vo..vo+vlen)`, read in place (no views to make:
+   * a flush reads them straight out of the memtable's arena). One pass over the key finds its common prefix with the
+   * previous key, which gives the order check, whether the user key repeats (one bloom entry per user key), the
+   * index separator and the block's prefix compression.
+   */
+  addAt(src: Uint8Array, ko: number, klen: number, vsrc: Uint8Array, vo: number, vlen: number): void {
     this.checkOpen();
-    const klen = ikey.length;
     if (klen < TRAILER_SIZE) throw invalidArgument(`internal key of ${klen} bytes is shorter than its trailer`);
-    if (this.entryCount > 0 && compareInternalAt(ikey, 0, klen, this.lastKey, 0, this.lastKeyLen) <= 0) {
-      throw invalidArgument('table keys must be added in strictly increasing internal-key order');
-    }
-    if (this.pendingIndexEntry) {
-      this.addIndexEntry(this.separator(ikey));
-    }
     const ulen = klen - TRAILER_SIZE;
-    if (this.filter !== null) {
-      const sameUser =
-        this.entryCount > 0 && compareBytesAt(ikey, 0, ulen, this.lastKey, 0, this.lastKeyLen - TRAILER_SIZE) === 0;
-      if (!sameUser) this.filter.addKey(ikey, 0, ulen);
+    const last = this.lastKey;
+    const lastLen = this.lastKeyLen;
+    let common = 0;
+    let sameUser = false;
+    if (this.entryCount > 0) {
+      const lastUlen = lastLen - TRAILER_SIZE;
+      const m = Math.min(klen, lastLen);
+      while (common < m && last[common] === src[ko + common]) common++;
+      const um = Math.min(ulen, lastUlen);
+      // Keys that differ inside both user keys order by that byte; any other case by the full comparison.
+      const ordered =
+        common < um ? src[ko + common]! > last[common]! : compareInternalAt(src, ko, klen, last, 0, lastLen) > 0;
+      if (!ordered) throw invalidArgument('table keys must be added in strictly increasing internal-key order');
+      sameUser = ulen === lastUlen && common >= ulen;
+      if (this.pendingIndexEntry) this.addIndexEntry(this.separatorFor(common, um, src[ko + common]));
     }
-    if (this.entryCount === 0) this.smallest = ikey.slice();
+    if (this.filter !== null && !sameUser) this.filter.addKey(src, ko, ulen);
+    if (this.entryCount === 0) this.smallest = src.slice(ko, ko + klen);
 
     // Properties from the trailer: seq = trailer >> 8, kind = its low byte.
-    const hi = ((ikey[ulen]! << 24) | (ikey[ulen + 1]! << 16) | (ikey[ulen + 2]! << 8) | ikey[ulen + 3]!) >>> 0;
-    const lo3 = (ikey[ulen + 4]! << 16) | (ikey[ulen + 5]! << 8) | ikey[ulen + 6]!;
+    const t = ko + ulen;
+    const hi = ((src[t]! << 24) | (src[t + 1]! << 16) | (src[t + 2]! << 8) | src[t + 3]!) >>> 0;
+    const lo3 = (src[t + 4]! << 16) | (src[t + 5]! << 8) | src[t + 6]!;
     const seq = hi * 0x100_0000 + lo3;
     if (seq < this.minSequence) this.minSequence = seq;
     if (seq > this.maxSequence) this.maxSequence = seq;
-    if (ikey[klen - 1] === ValueKind.Deletion) this.deletions++;
+    if (src[t + 7] === ValueKind.Deletion) this.deletions++;
 
-    if (this.lastKey.length < klen) this.lastKey = new Uint8Array(Math.max(klen, this.lastKey.length * 2));
-    this.lastKey.set(ikey);
+    // The block's previous key is lastKey unless the block is empty (then the builder shares nothing).
+    this.dataBlock.addAt(src, ko, klen, common, vsrc, vo, vlen);
+    if (last.length < klen) {
+      const grown = new Uint8Array(Math.max(klen, last.length * 2));
+      grown.set(last.subarray(0, common));
+      this.lastKey = grown;
+    }
+    const lk = this.lastKey;
+    for (let i = common; i < klen; i++) lk[i] = src[ko + i]!;
     this.lastKeyLen = klen;
-    this.dataBlock.add(ikey, value);
     this.entryCount++;
     this.rawKeySize += klen;
-    this.rawValueSize += value.length;
+    this.rawValueSize += vlen;
     if (this.dataBlock.sizeEstimate() >= this.blockSize) this.flushDataBlock();
   }
 
@@ -326,20 +348,15 @@ export class TableBuilder {
 
   /**
    * A short internal key k with lastKey <= k < next, like LevelDB's FindShortestSeparator: when the user keys differ
-   * at byte i and lastKey[i] + 1 < next[i], the user key lastKey[0..i] ++ (lastKey[i] + 1) with the largest trailer.
-   * Leaves it in separatorScratch and returns its length, or -1 to use lastKey itself.
+   * at byte i = `common` (< `userCommonLimit`, the shorter user key's length) and lastKey[i] + 1 < next[i] =
+   * `nextByte`, the user key lastKey[0..i] ++ (lastKey[i] + 1) with the largest trailer. Leaves it in
+   * separatorScratch and returns its length, or -1 to use lastKey itself.
    */
-  private separator(next: Uint8Array): number {
-    const a = this.lastKey;
-    const alen = this.lastKeyLen - TRAILER_SIZE;
-    const blen = next.length - TRAILER_SIZE;
-    const n = Math.min(alen, blen);
-    let i = 0;
-    while (i < n && a[i] === next[i]) i++;
-    if (i >= n) return -1;
-    const byte = a[i]!;
-    if (byte >= 0xff || byte + 1 >= next[i]!) return -1;
-    return this.writeSeparator(i, byte + 1);
+  private separatorFor(common: number, userCommonLimit: number, nextByte: number | undefined): number {
+    if (common >= userCommonLimit) return -1;
+    const byte = this.lastKey[common]!;
+    if (byte >= 0xff || byte + 1 >= nextByte!) return -1;
+    return this.writeSeparator(common, byte + 1);
   }
 
   /** The short successor of lastKey (LevelDB's FindShortSuccessor), for the last index entry; -1 for lastKey itself. */

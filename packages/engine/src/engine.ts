@@ -180,7 +180,8 @@ export class Engine {
     });
     const cache = this.tableCache;
     this.tables = {
-      get: (f: FileMetaData, userKey: Uint8Array, seq: number): GetResult => cache.get(f.number).get(userKey, seq),
+      get: (f: FileMetaData, userKey: Uint8Array, seq: number, hash: number): GetResult =>
+        cache.get(f.number).get(userKey, seq, hash),
       iterator: (f: FileMetaData, fillCache?: boolean): InternalIterator => cache.get(f.number).iterator({ fillCache }),
     };
     this.picker = new CompactionPicker(options);

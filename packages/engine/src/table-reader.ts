@@ -1,8 +1,8 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { inflateRawSync } from 'node:zlib';
-import { Block, BlockIterator, compareBytesAt, readU32LE } from './block.js';
+import { Block, BlockIterator, compareBytesAt, compareInternalAt, readU32LE } from './block.js';
 import type { BlockCache } from './block-cache.js';
-import { BloomFilter } from './bloom.js';
+import { BloomFilter, bloomHash } from './bloom.js';
 import { crc32c, unmaskCrc } from './crc32c.js';
 import { CorruptionError, EngineError, ErrorCodes } from './errors.js';
 import type { InternalIterator } from './internal-iterator.js';
@@ -99,6 +99,15 @@ export class TableReader {
   private readonly filter: BloomFilter | null;
   /** Where the data blocks end: offsets at or past it are not data. */
   private readonly dataEnd: number;
+  /**
+   * The index block decoded once, for point gets: separator i is `indexKeys[indexKeyStarts[i]..indexKeyStarts[i+1])`
+   * and its data block is (blockOffsets[i], blockSizes[i]). A get then binary-searches flat arrays instead of decoding
+   * index entries and handles on every probe.
+   */
+  private readonly indexKeys: Uint8Array;
+  private readonly indexKeyStarts: Uint32Array;
+  private readonly blockOffsets: Float64Array;
+  private readonly blockSizes: Float64Array;
   // Scratch for point gets, owned by this reader.
   private readonly getIndexIter: BlockIterator;
   private readonly getDataIter: BlockIterator;
@@ -130,6 +139,30 @@ export class TableReader {
     this.dataEnd = properties.dataSize;
     this.getIndexIter = new BlockIterator(index);
     this.getDataIter = new BlockIterator();
+    // Flatten the index (one pass; its handles are checked here, so a bad one fails the open).
+    const it = this.getIndexIter;
+    let n = 0;
+    let keyBytes = 0;
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      n++;
+      keyBytes += it.keyLength();
+    }
+    this.indexKeys = new Uint8Array(keyBytes);
+    this.indexKeyStarts = new Uint32Array(n + 1);
+    this.blockOffsets = new Float64Array(n);
+    this.blockSizes = new Float64Array(n);
+    let i = 0;
+    let at = 0;
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      this.decodeHandle(it);
+      this.blockOffsets[i] = this.hOffset;
+      this.blockSizes[i] = this.hSize;
+      const kl = it.keyLength();
+      this.indexKeys.set(it.keyBuffer().subarray(0, kl), at);
+      this.indexKeyStarts[i++] = at;
+      at += kl;
+    }
+    this.indexKeyStarts[n] = at;
   }
 
   /**
@@ -199,13 +232,13 @@ export class TableReader {
 
   /**
    * The newest entry for `userKey` whose sequence is <= `seq` (see {@link GetResult}). Checks the bloom filter first:
-   * a key the table certainly lacks costs one hash and a few bit probes. Throws CorruptionError, or EngineError
-   * CLOSED after `close()`.
+   * a key the table certainly lacks costs one hash (none when the caller passes `hash`, the key's bloomHash) and a
+   * few bit probes. Throws CorruptionError, or EngineError CLOSED after `close()`.
    */
-  get(userKey: Uint8Array, seq: number): GetResult {
+  get(userKey: Uint8Array, seq: number, hash?: number): GetResult {
     if (this.fd < 0) this.throwClosed();
     const ulen = userKey.length;
-    if (this.filter !== null && !this.filter.mayContainAt(userKey, 0, ulen)) return undefined;
+    if (this.filter !== null && !this.filter.mayContainHash(hash ?? bloomHash(userKey, 0, ulen))) return undefined;
     const klen = ulen + TRAILER_SIZE;
     if (this.seekKey.length < klen) this.seekKey = new Uint8Array(klen * 2);
     const target = this.seekKey;
@@ -213,14 +246,22 @@ export class TableReader {
     else target.set(userKey);
     writeTrailer(target, ulen, Math.min(seq, MAX_SEQUENCE), SEEK_KIND);
 
-    const index = this.getIndexIter;
-    const data = this.getDataIter;
-    index.seekAt(target, 0, klen);
     // The first block whose separator is >= target holds the answer if any block does; the loop only moves on when
     // the target falls between a block's last key and its separator.
-    while (index.valid()) {
-      this.decodeHandle(index);
-      const block = this.blockAt(this.hOffset, this.hSize);
+    const keys = this.indexKeys;
+    const starts = this.indexKeyStarts;
+    const n = this.blockOffsets.length;
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const ks = starts[mid]!;
+      if (compareInternalAt(keys, ks, starts[mid + 1]! - ks, target, 0, klen) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    const data = this.getDataIter;
+    for (let i = lo; i < n; i++) {
+      const block = this.blockAt(this.blockOffsets[i]!, this.blockSizes[i]!);
       data.reset(block);
       data.seekAt(target, 0, klen);
       if (data.valid()) {
@@ -235,7 +276,6 @@ export class TableReader {
         if (kind === ValueKind.Deletion) return DELETED;
         throw new CorruptionError(this.path, block.fileOffset, `unknown value kind ${kind}`);
       }
-      index.next();
     }
     return undefined;
   }

@@ -6,6 +6,8 @@
  * Level 0 is ordered newest first (by file number, which grows with time) and its tables may overlap; every deeper
  * level is ordered by smallest key and its tables do not overlap.
  */
+
+import { bloomHash } from './bloom.js';
 import type { InternalIterator } from './internal-iterator.js';
 import { compareBytes, compareInternalKeys, TRAILER_SIZE } from './internal-key.js';
 import type { GetResult } from './table-reader.js';
@@ -13,8 +15,11 @@ import type { FileMetaData } from './version-edit.js';
 
 /** Access to tables by metadata (the engine's table cache). */
 export interface TableSource {
-  /** The newest entry of `userKey` with sequence <= `seq` in the table. Throws CorruptionError. */
-  get(file: FileMetaData, userKey: Uint8Array, seq: number): GetResult;
+  /**
+   * The newest entry of `userKey` with sequence <= `seq` in the table; `hash` is its bloomHash (computed once per
+   * lookup for every table tried). Throws CorruptionError.
+   */
+  get(file: FileMetaData, userKey: Uint8Array, seq: number, hash: number): GetResult;
   /** A cursor over the whole table; the caller closes it. `fillCache` as TableIteratorOptions (default true). */
   iterator(file: FileMetaData, fillCache?: boolean): InternalIterator;
 }
@@ -69,10 +74,11 @@ export class Version {
    */
   get(userKey: Uint8Array, seq: number, tables: TableSource): GetResult {
     const l0 = this.files[0]!;
+    const hash = bloomHash(userKey, 0, userKey.length);
     for (let i = 0; i < l0.length; i++) {
       const f = l0[i]!;
       if (compareUserKeyOf(f.smallest, userKey) > 0 || compareUserKeyOf(f.largest, userKey) < 0) continue;
-      const r = tables.get(f, userKey, seq);
+      const r = tables.get(f, userKey, seq, hash);
       if (r !== undefined) return r;
     }
     for (let level = 1; level < this.files.length; level++) {
@@ -82,7 +88,7 @@ export class Version {
       if (i >= files.length) continue;
       const f = files[i]!;
       if (compareUserKeyOf(f.smallest, userKey) > 0) continue;
-      const r = tables.get(f, userKey, seq);
+      const r = tables.get(f, userKey, seq, hash);
       if (r !== undefined) return r;
     }
     return undefined;

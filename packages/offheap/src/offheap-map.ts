@@ -256,9 +256,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const seg = loc >>> LOC_OFFSET_BITS;
     const off = (loc & LOC_OFFSET_MASK) * 8;
     const arena = this.arena;
-    const start = off + RECORD_HEADER_BYTES + arena.u16[seg]![(off + 4) >>> 1]!;
+    const start = off + RECORD_HEADER_BYTES + this.keyLength;
     if (this.structType !== null) return this.structType.decodeFrom(arena.u8[seg]!, arena.dv[seg]!, start) as V;
-    return this.codec!.decode(arena.i32[seg]!, start, start + arena.u32[seg]![off >>> 2]!) as V;
+    return this.codec!.decode(arena.i32[seg]!, start, start + arena.i32[seg]![off >>> 2]!) as V;
   }
 
   /** True if `key` is present. */
@@ -384,7 +384,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const seg = loc >>> LOC_OFFSET_BITS;
     const off = (loc & LOC_OFFSET_MASK) * 8;
     const arena = this.arena;
-    const start = off + RECORD_HEADER_BYTES + arena.u16[seg]![(off + 4) >>> 1]!;
+    const start = off + RECORD_HEADER_BYTES + this.keyLength;
     (view as StructViewBase<F>)._position(arena.u8[seg]!, arena.dv[seg]!, start, this.epoch, key, loc, this.keyHash);
     return true;
   }
@@ -770,8 +770,17 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     arena.u16[seg]![(off + 4) >>> 1] = klen;
     u8[off + 7] = FLAG_LIVE;
     const kstart = off + RECORD_HEADER_BYTES;
-    if (typeof key === 'string') writeUtf8(key, u8, kstart);
-    else if (keyOff === 0) u8.set(key as Uint8Array, kstart);
+    if (typeof key === 'string') {
+      // `find` just hashed this key: a short ASCII key is already in words (the last word's spare bytes are
+      // overwritten by the value below, and stay inside the 8-byte-aligned block).
+      const hasher = this.hasher;
+      if (hasher.wordsValid) {
+        const words = hasher.words;
+        const i32 = arena.i32[seg]!;
+        const w = kstart >>> 2;
+        for (let i = 0, n = (klen + 3) >>> 2; i < n; i++) i32[w + i] = words[i]!;
+      } else writeUtf8(key, u8, kstart);
+    } else if (keyOff === 0) u8.set(key as Uint8Array, kstart);
     else for (let i = 0; i < klen; i++) u8[kstart + i] = (key as Uint8Array)[keyOff + i]!;
     u8.set(src, kstart + klen);
   }

@@ -13,6 +13,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import type { Piscina } from 'piscina';
 import { BlockCache } from './block-cache.js';
+import { bloomHash } from './bloom.js';
 import { createCheckpoint } from './checkpoint.js';
 import { type Compaction, CompactionPicker, rebuildJobError } from './compaction.js';
 import { flushMemtable, type JobResult, type JobTask, type KeyRange } from './compaction-job.js';
@@ -496,15 +497,17 @@ export class Engine {
   }
 
   private lookup(k: Uint8Array, seq: number): Uint8Array | undefined {
+    // One hash for every memtable's and table's filter.
+    const hash = bloomHash(k, 0, k.length);
     let mem = this.mem;
-    let r = mem.get(k, 0, k.length, seq);
+    let r = mem.get(k, 0, k.length, seq, hash);
     for (let i = this.imms.length - 1; r === LookupResult.NotFound && i >= 0; i--) {
       mem = this.imms[i]!.mem;
-      r = mem.get(k, 0, k.length, seq);
+      r = mem.get(k, 0, k.length, seq, hash);
     }
     if (r === LookupResult.Value) return mem.bytes.slice(mem.valueOffset, mem.valueOffset + mem.valueLength);
     if (r === LookupResult.Deleted) return undefined;
-    const t = this.versions.current.get(k, seq, this.tables);
+    const t = this.versions.current.get(k, seq, this.tables, hash);
     return t === undefined || t === DELETED ? undefined : t.slice();
   }
 

@@ -40,6 +40,34 @@ describe('memtable', () => {
     expect(lookup(m, '', 10)).toBe('empty');
   });
 
+  it('answers gets at every sequence like a scan of the versions (point-get index and skiplist agree)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(fc.stringMatching(/^[a-d]{0,3}$/), fc.option(fc.string({ maxLength: 3 }), { nil: undefined })),
+          {
+            maxLength: 200,
+          },
+        ),
+        (ops) => {
+          const m = new Memtable(256 * 1024);
+          const versions: [string, number, string | undefined][] = [];
+          ops.forEach(([k, v], i) => {
+            add(m, k, i + 1, v);
+            versions.push([k, i + 1, v]);
+          });
+          for (const k of ['', 'a', 'ab', 'dd', 'abc', 'zz']) {
+            for (let seq = 0; seq <= ops.length + 1; seq += 1 + (seq >> 3)) {
+              let want: string | null | undefined;
+              for (const [vk, vs, vv] of versions) if (vk === k && vs <= seq) want = vv === undefined ? null : vv;
+              expect(lookup(m, k, seq)).toBe(want);
+            }
+          }
+        },
+      ),
+    );
+  });
+
   it('iterates forward and backward, and seeks, in internal-key order (model check)', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.uint8Array({ maxLength: 6 }), fc.boolean()), { maxLength: 300 }), (ops) => {
@@ -120,6 +148,7 @@ describe('memtable arena reuse', () => {
     const fresh = new Memtable(8192, undefined, old);
     expect(fresh.bytes).toBe(old.bytes);
     expect(fresh.dump()).toEqual([]);
+    expect(lookup(fresh, 'x', 10)).toBe(undefined); // the point-get index starts empty too
     add(fresh, 'a', 2, 'b');
     expect(fresh.dump()).toEqual(['a@2=b']);
     expect(old.inUse).toBe(true); // retired: cannot be handed on twice

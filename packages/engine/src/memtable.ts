@@ -12,6 +12,7 @@
  * `next` holds word offsets of successor nodes; 0 means none (the head node sits at word 0 and is never a successor).
  * Writers are single-threaded (the engine's event loop) and a shared copy is never written, so no Atomics are needed.
  */
+import { bloomHash } from './bloom.js';
 import type { InternalIterator } from './internal-iterator.js';
 import { TRAILER_SIZE, ValueKind } from './internal-key.js';
 
@@ -25,6 +26,10 @@ const THI = 3;
 const TLO = 4;
 const HEIGHT = 5;
 const NEXT = 6;
+
+// The point-get hash index holds at most one slot per entry; an entry takes at least NODE_FIXED + 1 node words, which
+// bounds the entries, and slots number at least 1.5 times that bound (a load of at most 2/3 for linear probing).
+const MIN_INDEX_SLOTS = 256;
 
 /** What `get` found. */
 export enum LookupResult {
@@ -61,6 +66,14 @@ export class Memtable {
   private lastInserted = 0;
   /** Scratch: the rightmost node before the insert point at each level. */
   private readonly prev = new Uint32Array(MAX_HEIGHT);
+  /**
+   * Point-get index: an open-addressing hash table (linear probing) from user key to the node of its newest entry.
+   * `slots` holds node word offsets (0: empty), `slotHashes` the bloomHash of their user key. A get whose sequence
+   * sees the newest entry is answered in about one probe, a key absent from the memtable by reaching an empty slot;
+   * only a snapshot older than the newest entry walks the skiplist. Empty for a read-only shared copy.
+   */
+  private readonly slots: Int32Array;
+  private readonly slotHashes: Int32Array;
   /** Set by `get` when it returns `LookupResult.Value`: where the value sits in `bytes`. */
   valueOffset = 0;
   valueLength = 0;
@@ -77,6 +90,8 @@ export class Memtable {
    */
   constructor(capacity: number, shared?: SharedMemtable, reuse?: Memtable) {
     if (shared) {
+      this.slots = new Int32Array(0);
+      this.slotHashes = this.slots;
       this.bytes = new Uint8Array(shared.bytes);
       this.nodes = new Uint32Array(shared.nodes);
       this.bytesUsed = shared.bytesUsed;
@@ -91,13 +106,19 @@ export class Memtable {
     // written, except the head node, zeroed here. Nodes get as many bytes as entries: a node takes 24 + 4 * height
     // bytes against at least 8 bytes of entry, and both count against the write buffer size.
     const words = Math.ceil(capacity / 4) + NODE_FIXED + MAX_HEIGHT;
+    const slotCount = Math.max(MIN_INDEX_SLOTS, 2 ** Math.ceil(Math.log2((words / (NODE_FIXED + 1)) * 1.5)));
     if (reuse && !reuse.inUse && reuse.bytes.length === capacity && reuse.nodes.length === words) {
       this.bytes = reuse.bytes;
       this.nodes = reuse.nodes;
+      this.slots = reuse.slots;
+      this.slotHashes = reuse.slotHashes;
+      this.slots.fill(0);
       reuse.retired = true;
     } else {
       this.bytes = new Uint8Array(Buffer.allocUnsafeSlow(capacity).buffer, 0, capacity);
       this.nodes = new Uint32Array(Buffer.allocUnsafeSlow(words * 4).buffer, 0, words);
+      this.slots = new Int32Array(slotCount);
+      this.slotHashes = new Int32Array(slotCount);
     }
     this.nodes.fill(0, 0, NODE_FIXED + MAX_HEIGHT);
     this.nodes[HEIGHT] = MAX_HEIGHT;
@@ -317,25 +338,78 @@ export class Memtable {
     this.lastInserted = n;
     this.nodesUsed = n + NODE_FIXED + height;
     this.count++;
+    if (this.slots.length > 0) this.indexNode(n, src, ks, kl);
+  }
+
+  /** Points the hash index's slot of user key `src[ks, ks+kl)` at node `n`, its newest entry. */
+  private indexNode(n: number, src: Uint8Array, ks: number, kl: number): void {
+    const h = bloomHash(src, ks, kl) | 0;
+    const slots = this.slots;
+    const hashes = this.slotHashes;
+    const mask = slots.length - 1;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const m = slots[i]!;
+      if (m === 0) {
+        slots[i] = n;
+        hashes[i] = h;
+        return;
+      }
+      if (hashes[i] === h && this.sameUserKey(m, src, ks, kl)) {
+        // Sequences grow for a key (add's contract); the check keeps the index right should one not.
+        if (this.nodeSequence(n) > this.nodeSequence(m)) slots[i] = n;
+        return;
+      }
+    }
+  }
+
+  private sameUserKey(n: number, src: Uint8Array, ks: number, kl: number): boolean {
+    const nodes = this.nodes;
+    if (nodes[n + KLEN] !== kl) return false;
+    const off = nodes[n + OFF]!;
+    const bytes = this.bytes;
+    for (let i = 0; i < kl; i++) if (bytes[off + i] !== src[ks + i]) return false;
+    return true;
   }
 
   /**
    * Looks up the newest entry of user key `src[ks, ks+kl)` with sequence <= `seq`. On `LookupResult.Value`, the value
-   * is `bytes[valueOffset, valueOffset + valueLength)` (valid for the memtable's life: arenas never move).
+   * is `bytes[valueOffset, valueOffset + valueLength)` (valid for the memtable's life: arenas never move). `hash`: the
+   * key's bloomHash, when the caller has it (one hash serves every memtable and table of a lookup).
    */
-  get(src: Uint8Array, ks: number, kl: number, seq: number): LookupResult {
+  get(src: Uint8Array, ks: number, kl: number, seq: number, hash?: number): LookupResult {
+    const slots = this.slots;
+    if (slots.length > 0) {
+      const h = (hash ?? bloomHash(src, ks, kl)) | 0;
+      const hashes = this.slotHashes;
+      const mask = slots.length - 1;
+      for (let i = h & mask; ; i = (i + 1) & mask) {
+        const m = slots[i]!;
+        if (m === 0) return LookupResult.NotFound;
+        if (hashes[i] === h && this.sameUserKey(m, src, ks, kl)) {
+          // The newest entry answers if the reader's sequence sees it; an older snapshot walks the skiplist.
+          if (this.nodeSequence(m) <= seq) return this.found(m, kl);
+          break;
+        }
+      }
+    }
     // Seek to (key, seq, highest kind): the first entry at or below the snapshot.
     const t = seq * 256 + ValueKind.Value;
     const n = this.findGreaterOrEqual(src, ks, kl, Math.floor(t / 0x1_0000_0000), t >>> 0, false);
     if (n === 0) return LookupResult.NotFound;
+    if (!this.sameUserKey(n, src, ks, kl)) return LookupResult.NotFound;
+    return this.found(n, kl);
+  }
+
+  private nodeSequence(n: number): number {
+    return Math.floor((this.nodes[n + THI]! * 0x1_0000_0000 + this.nodes[n + TLO]!) / 256);
+  }
+
+  /** The result of a get that found node `n`, whose user key has `kl` bytes. */
+  private found(n: number, kl: number): LookupResult {
     const nodes = this.nodes;
-    if (nodes[n + KLEN] !== kl) return LookupResult.NotFound;
-    const off = nodes[n + OFF]!;
-    const bytes = this.bytes;
-    for (let i = 0; i < kl; i++) if (bytes[off + i] !== src[ks + i]) return LookupResult.NotFound;
-    this.foundSequence = Math.floor((nodes[n + THI]! * 0x1_0000_0000 + nodes[n + TLO]!) / 256);
+    this.foundSequence = this.nodeSequence(n);
     if ((nodes[n + TLO]! & 0xff) === ValueKind.Deletion) return LookupResult.Deleted;
-    this.valueOffset = off + kl + TRAILER_SIZE;
+    this.valueOffset = nodes[n + OFF]! + kl + TRAILER_SIZE;
     this.valueLength = nodes[n + VLEN]!;
     return LookupResult.Value;
   }

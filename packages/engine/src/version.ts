@@ -70,11 +70,11 @@ export class Version {
 
   /**
    * Looks `userKey` up as of `seq`: level 0 newest first, then one table per deeper level found by binary search.
+   * `hash`: the key's bloomHash, if the caller already has it.
    * Returns the value, DELETED, or undefined. Throws CorruptionError from the table layer.
    */
-  get(userKey: Uint8Array, seq: number, tables: TableSource): GetResult {
+  get(userKey: Uint8Array, seq: number, tables: TableSource, hash = bloomHash(userKey, 0, userKey.length)): GetResult {
     const l0 = this.files[0]!;
-    const hash = bloomHash(userKey, 0, userKey.length);
     for (let i = 0; i < l0.length; i++) {
       const f = l0[i]!;
       if (compareUserKeyOf(f.smallest, userKey) > 0 || compareUserKeyOf(f.largest, userKey) < 0) continue;

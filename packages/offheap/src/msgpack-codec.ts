@@ -1,5 +1,6 @@
 import { Packr } from 'msgpackr';
 import { OffHeapError, OffHeapErrorCodes } from './errors.js';
+import { MISS, RecordDecoder } from './record-decoder.js';
 
 /** The record structures msgpackr shares across values: one array of field names per structure id. */
 export type Structures = string[][];
@@ -25,6 +26,8 @@ export class MsgpackCodec {
    */
   private scratch: Buffer = Buffer.allocUnsafeSlow(4096);
   private scratch32 = new Int32Array(this.scratch.buffer, 0, 1024);
+  /** Reads the common record shapes in place, without msgpackr (see record-decoder.ts). */
+  private readonly fast = new RecordDecoder();
   private dirty = false;
 
   /**
@@ -41,6 +44,8 @@ export class MsgpackCodec {
     this.structures = structures;
     this.packr = new Packr({
       useRecords: true,
+      // Binary fields are copied out: otherwise they would be views of the decode scratch, overwritten by the next get.
+      copyBuffers: true,
       structures,
       maxSharedStructures,
       saveStructures: () => {
@@ -64,11 +69,14 @@ export class MsgpackCodec {
   }
 
   /**
-   * Decodes bytes `[start, end)` of the segment whose int32 view is `src`. Copies the words covering them (the
-   * owner's segments are 8-byte-aligned blocks, so the rounding stays inside the record's block). Throws
+   * Decodes bytes `[start, end)` of an owner's segment (`u8`, `dv` and `i32` view it). Records of the common shape
+   * are read in place by `RecordDecoder`; anything else is copied in int32 words (the owner's segments are
+   * 8-byte-aligned blocks, so the rounding stays inside the record's block) and decoded by msgpackr. Throws
    * DECODE_FAILED.
    */
-  decode(src: Int32Array, start: number, end: number): unknown {
+  decode(u8: Uint8Array, dv: DataView, i32: Int32Array, start: number, end: number): unknown {
+    const value = this.fast.decode(u8, dv, start, end, this.packrStructures());
+    if (value !== MISS) return value;
     const first = start >>> 2;
     const count = ((end + 3) >>> 2) - first;
     let scratch32 = this.scratch32;
@@ -76,10 +84,21 @@ export class MsgpackCodec {
       this.scratch = Buffer.allocUnsafeSlow(Math.max(count * 4, this.scratch.length * 2));
       scratch32 = this.scratch32 = new Int32Array(this.scratch.buffer, 0, this.scratch.length >>> 2);
     }
-    if (count <= 64) for (let i = 0; i < count; i++) scratch32[i] = src[first + i]!;
-    else scratch32.set(src.subarray(first, first + count));
+    if (count <= 64) for (let i = 0; i < count; i++) scratch32[i] = i32[first + i]!;
+    else scratch32.set(i32.subarray(first, first + count));
     const skip = start & 3;
     return this.decodeCopy(this.scratch, skip, skip + end - start);
+  }
+
+  /** The structure table msgpackr itself decodes with (it may swap the array when it reloads structures). */
+  private packrStructures(): Structures {
+    return (this.packr as unknown as { structures?: Structures }).structures ?? this.structures;
+  }
+
+  /** `decodeCopy` with the in-place fast path first (`dv` views the same memory as `bytes`). */
+  decodePrivate(bytes: Uint8Array, dv: DataView, start: number, end: number): unknown {
+    const value = this.fast.decode(bytes, dv, start, end, this.packrStructures());
+    return value !== MISS ? value : this.decodeCopy(bytes, start, end);
   }
 
   /** Decodes `bytes[start, end)` of a buffer no other thread writes (readers copy under their seqlock first). */

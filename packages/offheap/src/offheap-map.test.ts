@@ -32,6 +32,14 @@ describe('OffHeapMap (memory-only)', () => {
     expect(() => m.set('c', 1)).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.CLOSED }));
   });
 
+  it('returns binary fields as copies that a later get does not overwrite', () => {
+    const m = new OffHeapMap<string, { x: Uint8Array }>();
+    m.set('a', { x: Uint8Array.of(1, 2) }).set('b', { x: Uint8Array.of(9, 9) });
+    const a = m.get('a')!;
+    m.get('b');
+    expect(Array.from(a.x)).toEqual([1, 2]);
+  });
+
   it('stores and returns raw bytes as they are', () => {
     const m = new OffHeapMap<Uint8Array, unknown>({ keys: 'bytes' });
     const k = Uint8Array.of(0, 255, 7);

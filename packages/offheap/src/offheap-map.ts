@@ -258,7 +258,13 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const arena = this.arena;
     const start = off + RECORD_HEADER_BYTES + this.keyLength;
     if (this.structType !== null) return this.structType.decodeFrom(arena.u8[seg]!, arena.dv[seg]!, start) as V;
-    return this.codec!.decode(arena.i32[seg]!, start, start + arena.i32[seg]![off >>> 2]!) as V;
+    return this.codec!.decode(
+      arena.u8[seg]!,
+      arena.dv[seg]!,
+      arena.i32[seg]!,
+      start,
+      start + arena.i32[seg]![off >>> 2]!,
+    ) as V;
   }
 
   /** True if `key` is present. */
@@ -893,7 +899,13 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const arena = this.arena;
     const start = off + RECORD_HEADER_BYTES + arena.u16[seg]![(off + 4) >>> 1]!;
     if (this.structType !== null) return this.structType.decodeFrom(arena.u8[seg]!, arena.dv[seg]!, start) as V;
-    return this.codec!.decode(arena.i32[seg]!, start, start + arena.u32[seg]![off >>> 2]!) as V;
+    return this.codec!.decode(
+      arena.u8[seg]!,
+      arena.dv[seg]!,
+      arena.i32[seg]!,
+      start,
+      start + arena.i32[seg]![off >>> 2]!,
+    ) as V;
   }
 }
 

@@ -100,7 +100,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
     if (this.structType !== null) {
       return this.structType.decodeFrom(this.buf, this.bufView, 0) as StructValue<F> as V;
     }
-    return this.codec!.decodeCopy(this.buf, 0, this.valueLength) as V;
+    return this.codec!.decodePrivate(this.buf, this.bufView, 0, this.valueLength) as V;
   }
 
   /** True if `key` is present. */

@@ -100,7 +100,7 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
   get value(): V {
     const start = this.keyLength;
     if (this.structType !== null) return this.structType.decodeFrom(this.buf, this.dv, start) as StructValue<F> as V;
-    return this.codec!.decodeCopy(this.buf, start, start + this.valueLength) as V;
+    return this.codec!.decodePrivate(this.buf, this.dv, start, start + this.valueLength) as V;
   }
 
   get bytes(): Uint8Array {

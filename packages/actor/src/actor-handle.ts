@@ -42,6 +42,13 @@ export interface ActorHandle {
    * `ACTOR_STOPPED` go to the sink too.
    */
   post(method: string, args: unknown[], sink: ReplySink, id: number): void;
+  /**
+   * Runs the calls posted so far now, in this turn, if the actor is idle; otherwise they run when it is free, as
+   * they would without this. For a caller at the top of an event-loop turn (a socket's data handler) that posted
+   * a frame's calls and wants their replies before it returns, rather than a microtask later. A worker actor
+   * ignores it (its calls run in another thread).
+   */
+  runQueued(): void;
   /** Posts one call and returns its outcome as a promise. */
   call(method: string, args: unknown[]): Promise<unknown>;
   /** Stops the actor (see {@link StopOptions}); resolves after `onStop()`. Idempotent. */

@@ -137,14 +137,28 @@ export class Mailbox implements ActorHandle {
     }
   }
 
+  runQueued(): void {
+    if (this.#running || this.#queue.length === 0) return;
+    // A microtask or setImmediate already scheduled finds #scheduled false and does nothing.
+    this.#scheduled = false;
+    this.#run();
+  }
+
   #schedule(): void {
     if (this.#scheduled || this.#running) return;
     this.#scheduled = true;
-    queueMicrotask(this.#run);
+    queueMicrotask(this.#kick);
   }
 
-  #run = (): void => {
+  /** The scheduled entry into {@link #run}: a no-op when {@link runQueued} got there first. */
+  #kick = (): void => {
+    if (!this.#scheduled) return;
     this.#scheduled = false;
+    this.#run();
+  };
+
+  /** Runs queued messages until the queue is empty, an async method holds the mailbox, or the turn's budget is spent. */
+  #run(): void {
     this.#running = true;
     const target = this.#target;
     for (let n = 0; n < MESSAGES_PER_TURN; n++) {
@@ -187,11 +201,11 @@ export class Mailbox implements ActorHandle {
     this.#running = false;
     if (this.#queue.length > 0) {
       this.#scheduled = true;
-      setImmediate(this.#run);
+      setImmediate(this.#kick);
       return;
     }
     this.#maybeStopped();
-  };
+  }
 
   #settleDetached(env: Envelope, ok: boolean, value: unknown): void {
     this.#detached--;

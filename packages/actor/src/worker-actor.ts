@@ -81,6 +81,9 @@ class WorkerHandle implements ActorHandle {
     else sink.reject(id, new HeaplessError('MAILBOX_FULL', `mailbox full (${this.#capacity}), ${method} was not run`));
   }
 
+  /** Calls run in the worker's thread; the calls of a tick already go to it in one message. */
+  runQueued(): void {}
+
   call(method: string, args: unknown[]): Promise<unknown> {
     const d = new Deferred();
     this.post(method, args, d, 0);

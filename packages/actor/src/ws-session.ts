@@ -18,8 +18,9 @@ const CLOSE_GRACE_MS = 2000;
 
 /**
  * One WebSocket connection to a published actor (FORMAT.md). It decodes call frames, posts each call to the actor with
- * itself as the reply sink (no promise or closure per call), and sends every reply ready in one event-loop turn as one
- * frame. Backpressure: a call counts as in flight from the moment its frame is read until its reply has been handed to
+ * itself as the reply sink (no promise or closure per call), runs them at once when the actor is idle, and sends the
+ * replies ready at the end of the frame as one frame (replies settled later, by async methods, go out from a
+ * microtask, one frame per batch of promise reactions). Backpressure: a call counts as in flight from the moment its frame is read until its reply has been handed to
  * the kernel; at `maxInFlight` the session stops reading the socket (`ws.pause()`) and resumes at half of it, so a
  * client that sends faster than the actor answers, or does not read its replies, is slowed down rather than buffered.
  */
@@ -32,6 +33,8 @@ export class WsSession implements ReplySink {
   readonly #encoder = new FrameEncoder();
   #replies: unknown[][] = [];
   #flushQueued = false;
+  /** While a frame's calls are being posted and run: replies wait for the end of the frame, which sends them. */
+  #inFrame = false;
   #inFlight = 0;
   #paused = false;
   #shuttingDown = false;
@@ -95,6 +98,7 @@ export class WsSession implements ReplySink {
     }
     const handle = this.#handle;
     this.#inFlight += calls.length;
+    this.#inFrame = true;
     for (let i = 0; i < calls.length; i++) {
       const [id, method, args] = calls[i];
       if (typeof method !== 'string' || !Array.isArray(args)) {
@@ -107,6 +111,11 @@ export class WsSession implements ReplySink {
         handle.post(method, args, this, id);
       }
     }
+    // Run them now rather than a microtask later, and answer every call that finished in the same frame, before
+    // ws reads the next one: a call to an idle actor is answered within the turn its frame arrived in.
+    handle.runQueued();
+    this.#inFrame = false;
+    if (this.#replies.length > 0) this.#flush();
     if (this.#inFlight >= this.#hello.maxInFlight && !this.#paused) {
       this.#paused = true;
       this.#ws.pause();
@@ -115,15 +124,18 @@ export class WsSession implements ReplySink {
 
   #queueReply(reply: unknown[]): void {
     this.#replies.push(reply);
-    if (!this.#flushQueued) {
+    if (!this.#flushQueued && !this.#inFrame) {
+      // A reply settled later (an async or detached method): sent from a microtask, so that every reply settled
+      // by the same promise reactions (one group commit answers many writes) goes in one frame.
       this.#flushQueued = true;
-      setImmediate(this.#flush);
+      queueMicrotask(this.#flush);
     }
   }
 
   #flush = (): void => {
     this.#flushQueued = false;
     const replies = this.#replies;
+    if (replies.length === 0) return;
     this.#replies = [];
     this.#send(replies);
   };

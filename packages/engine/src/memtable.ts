@@ -68,12 +68,12 @@ export class Memtable {
   private readonly prev = new Uint32Array(MAX_HEIGHT);
   /**
    * Point-get index: an open-addressing hash table (linear probing) from user key to the node of its newest entry.
-   * `slots` holds node word offsets (0: empty), `slotHashes` the bloomHash of their user key. A get whose sequence
+   * Slot i is `slots[2i]`, a node word offset (0: empty), and `slots[2i + 1]`, the bloomHash of its user key: one
+   * cache line per probe. A get whose sequence
    * sees the newest entry is answered in about one probe, a key absent from the memtable by reaching an empty slot;
    * only a snapshot older than the newest entry walks the skiplist. Empty for a read-only shared copy.
    */
   private readonly slots: Int32Array;
-  private readonly slotHashes: Int32Array;
   /** Set by `get` when it returns `LookupResult.Value`: where the value sits in `bytes`. */
   valueOffset = 0;
   valueLength = 0;
@@ -91,7 +91,6 @@ export class Memtable {
   constructor(capacity: number, shared?: SharedMemtable, reuse?: Memtable) {
     if (shared) {
       this.slots = new Int32Array(0);
-      this.slotHashes = this.slots;
       this.bytes = new Uint8Array(shared.bytes);
       this.nodes = new Uint32Array(shared.nodes);
       this.bytesUsed = shared.bytesUsed;
@@ -111,14 +110,12 @@ export class Memtable {
       this.bytes = reuse.bytes;
       this.nodes = reuse.nodes;
       this.slots = reuse.slots;
-      this.slotHashes = reuse.slotHashes;
       this.slots.fill(0);
       reuse.retired = true;
     } else {
       this.bytes = new Uint8Array(Buffer.allocUnsafeSlow(capacity).buffer, 0, capacity);
       this.nodes = new Uint32Array(Buffer.allocUnsafeSlow(words * 4).buffer, 0, words);
-      this.slots = new Int32Array(slotCount);
-      this.slotHashes = new Int32Array(slotCount);
+      this.slots = new Int32Array(slotCount * 2);
     }
     this.nodes.fill(0, 0, NODE_FIXED + MAX_HEIGHT);
     this.nodes[HEIGHT] = MAX_HEIGHT;
@@ -345,16 +342,15 @@ export class Memtable {
   private indexNode(n: number, src: Uint8Array, ks: number, kl: number): void {
     const h = bloomHash(src, ks, kl) | 0;
     const slots = this.slots;
-    const hashes = this.slotHashes;
-    const mask = slots.length - 1;
-    for (let i = h & mask; ; i = (i + 1) & mask) {
+    const mask = slots.length - 2;
+    for (let i = (h << 1) & mask; ; i = (i + 2) & mask) {
       const m = slots[i]!;
       if (m === 0) {
         slots[i] = n;
-        hashes[i] = h;
+        slots[i + 1] = h;
         return;
       }
-      if (hashes[i] === h && this.sameUserKey(m, src, ks, kl)) {
+      if (slots[i + 1] === h && this.sameUserKey(m, src, ks, kl)) {
         // Sequences grow for a key (add's contract); the check keeps the index right should one not.
         if (this.nodeSequence(n) > this.nodeSequence(m)) slots[i] = n;
         return;
@@ -380,12 +376,11 @@ export class Memtable {
     const slots = this.slots;
     if (slots.length > 0) {
       const h = (hash ?? bloomHash(src, ks, kl)) | 0;
-      const hashes = this.slotHashes;
-      const mask = slots.length - 1;
-      for (let i = h & mask; ; i = (i + 1) & mask) {
+      const mask = slots.length - 2;
+      for (let i = (h << 1) & mask; ; i = (i + 2) & mask) {
         const m = slots[i]!;
         if (m === 0) return LookupResult.NotFound;
-        if (hashes[i] === h && this.sameUserKey(m, src, ks, kl)) {
+        if (slots[i + 1] === h && this.sameUserKey(m, src, ks, kl)) {
           // The newest entry answers if the reader's sequence sees it; an older snapshot walks the skiplist.
           if (this.nodeSequence(m) <= seq) return this.found(m, kl);
           break;

@@ -29,6 +29,21 @@ class Pending {
   ) {}
 }
 
+/**
+ * Where the one executor every call's promise is made with leaves its resolving functions, to be picked up right
+ * after `new Promise` returns: no closure per call. Owned by one client.
+ */
+class Resolvers {
+  resolve: (v: unknown) => void = noop;
+  reject: (e: unknown) => void = noop;
+  readonly executor = (resolve: (v: unknown) => void, reject: (e: unknown) => void): void => {
+    this.resolve = resolve;
+    this.reject = reject;
+  };
+}
+
+function noop(): void {}
+
 const NO_TIMER = undefined;
 
 /**
@@ -54,6 +69,9 @@ export class RpcClient {
   #socket: SocketLike | null = null;
   #nextId = 1;
   #flushQueued = false;
+  readonly #resolvers = new Resolvers();
+  /** performance.now() at the first call of this tick (while open): the calls of a tick share one deadline. */
+  #tickNow = 0;
   #maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
   #maxCallsPerFrame = DEFAULT_MAX_CALLS_PER_FRAME;
   #timer: ReturnType<typeof setTimeout> | undefined = NO_TIMER;
@@ -86,16 +104,18 @@ export class RpcClient {
     if (this.#state === 'closed') return Promise.reject(new HeaplessError('CLIENT_CLOSED'));
     const id = this.#nextId;
     this.#nextId = id === MAX_CALL_ID ? 1 : id + 1;
-    return new Promise((resolve, reject) => {
-      const deadline = this.#timeoutMs > 0 ? performance.now() + this.#timeoutMs : Number.POSITIVE_INFINITY;
-      this.#pending.set(id, new Pending(resolve, reject, deadline));
-      this.#outbox.push([id, method, args]);
-      if (!this.#flushQueued && this.#state === 'open') {
-        this.#flushQueued = true;
-        queueMicrotask(this.#flush);
-      }
-      if (this.#timer === NO_TIMER && this.#timeoutMs > 0) this.#armTimer();
-    });
+    const r = this.#resolvers;
+    const promise = new Promise(r.executor);
+    if (!this.#flushQueued || this.#state !== 'open') this.#tickNow = performance.now();
+    const deadline = this.#timeoutMs > 0 ? this.#tickNow + this.#timeoutMs : Number.POSITIVE_INFINITY;
+    this.#pending.set(id, new Pending(r.resolve, r.reject, deadline));
+    this.#outbox.push([id, method, args]);
+    if (!this.#flushQueued && this.#state === 'open') {
+      this.#flushQueued = true;
+      queueMicrotask(this.#flush);
+    }
+    if (this.#timer === NO_TIMER && this.#timeoutMs > 0) this.#armTimer();
+    return promise;
   }
 
   /** Calls made and not yet answered (sent or waiting to be sent). */

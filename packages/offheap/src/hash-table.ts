@@ -66,8 +66,10 @@ export class HashTable {
       } else if (hashes[i * 2] === h) {
         const seg = loc >>> LOC_OFFSET_BITS;
         const w = (loc & LOC_OFFSET_MASK) * 2; // the record's first int32 word
-        const i32 = arena.i32[seg]!;
-        if ((i32[w + 1]! & 0xffff) === len) {
+        const i32 = arena.i32[seg];
+        // A reader racing a write can meet a location in a segment it has not mapped yet: not its key (the
+        // seqlock check after the probe sends it round again if it was).
+        if (i32 !== undefined && (i32[w + 1]! & 0xffff) === len) {
           if (
             words !== null
               ? wordsEqual(words, i32, w + 2, len)

@@ -74,6 +74,8 @@ export class Memtable {
    * only a snapshot older than the newest entry walks the skiplist. Empty for a read-only shared copy.
    */
   private readonly slots: Int32Array;
+  /** Word offset of the first node not yet in the hash index. */
+  private indexedTo = NODE_FIXED + MAX_HEIGHT;
   /** Set by `get` when it returns `LookupResult.Value`: where the value sits in `bytes`. */
   valueOffset = 0;
   valueLength = 0;
@@ -335,10 +337,25 @@ export class Memtable {
     this.lastInserted = n;
     this.nodesUsed = n + NODE_FIXED + height;
     this.count++;
-    if (this.slots.length > 0) this.indexNode(n, src, ks, kl);
   }
 
-  /** Points the hash index's slot of user key `src[ks, ks+kl)` at node `n`, its newest entry. */
+  /**
+   * Brings the hash index up to date: indexes the nodes added since the last get, in arena order (nodes are laid
+   * out in insertion order). Lazy, so that a memtable only written (a bulk load) never pays for it.
+   */
+  private catchUpIndex(): void {
+    const nodes = this.nodes;
+    const bytes = this.bytes;
+    let n = this.indexedTo;
+    const end = this.nodesUsed;
+    while (n < end) {
+      this.indexNode(n, bytes, nodes[n + OFF]!, nodes[n + KLEN]!);
+      n += NODE_FIXED + nodes[n + HEIGHT]!;
+    }
+    this.indexedTo = n;
+  }
+
+  /** Points the hash index's slot of user key `src[ks, ks+kl)` at node `n`, if it is the key's newest entry. */
   private indexNode(n: number, src: Uint8Array, ks: number, kl: number): void {
     const h = bloomHash(src, ks, kl) | 0;
     const slots = this.slots;
@@ -351,7 +368,7 @@ export class Memtable {
         return;
       }
       if (slots[i + 1] === h && this.sameUserKey(m, src, ks, kl)) {
-        // Sequences grow for a key (add's contract); the check keeps the index right should one not.
+        // Nodes are indexed in insertion order and sequences grow for a key; the check keeps the index right anyway.
         if (this.nodeSequence(n) > this.nodeSequence(m)) slots[i] = n;
         return;
       }
@@ -375,6 +392,7 @@ export class Memtable {
   get(src: Uint8Array, ks: number, kl: number, seq: number, hash?: number): LookupResult {
     const slots = this.slots;
     if (slots.length > 0) {
+      if (this.indexedTo !== this.nodesUsed) this.catchUpIndex();
       const h = (hash ?? bloomHash(src, ks, kl)) | 0;
       const mask = slots.length - 2;
       for (let i = (h << 1) & mask; ; i = (i + 2) & mask) {

@@ -134,6 +134,37 @@ describe('spawn', () => {
     await stopping;
   });
 
+  it('runQueued runs the calls posted so far at once, in order, and never past a method holding the mailbox', async () => {
+    const log = new Log();
+    const ref = spawn(log);
+    const handle = handleOf(ref);
+    const got: [number, unknown][] = [];
+    const sink = {
+      resolve: (id: number, v: unknown) => got.push([id, v]),
+      reject: (id: number, e: unknown) => got.push([id, e]),
+    };
+    handle.post('append', ['a'], sink, 1);
+    handle.post('append', ['b'], sink, 2);
+    handle.runQueued();
+    expect(got).toEqual([
+      [1, 1],
+      [2, 2],
+    ]); // answered before runQueued returned
+    handle.post('block', [], sink, 3);
+    handle.post('append', ['c'], sink, 4);
+    handle.runQueued();
+    handle.runQueued();
+    expect(got.length).toBe(2); // block holds the mailbox: c waits
+    expect(log.items).toEqual(['a', 'b']);
+    log.open();
+    expect(await ref.read()).toEqual(['a', 'b', 'c']);
+    expect(got.slice(2)).toEqual([
+      [3, undefined],
+      [4, 3],
+    ]);
+    await ref.stop();
+  });
+
   it('works for a plain object with an explicit expose list', async () => {
     let n = 0;
     const ref = spawn({ inc: () => ++n }, { expose: ['inc'] });

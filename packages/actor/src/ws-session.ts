@@ -99,22 +99,25 @@ export class WsSession implements ReplySink {
     const handle = this.#handle;
     this.#inFlight += calls.length;
     this.#inFrame = true;
-    for (let i = 0; i < calls.length; i++) {
-      const [id, method, args] = calls[i];
-      if (typeof method !== 'string' || !Array.isArray(args)) {
-        this.reject(id, new HeaplessError('BAD_REQUEST', 'a call is [id, method: string, args: array]'));
-      } else if (this.#shuttingDown) {
-        this.reject(id, new HeaplessError('SHUTTING_DOWN', `server is shutting down, ${method} was not run`));
-      } else if (!handle.exposed.has(method)) {
-        this.reject(id, new HeaplessError('UNKNOWN_METHOD', `unknown method ${method}`));
-      } else {
-        handle.post(method, args, this, id);
+    try {
+      for (let i = 0; i < calls.length; i++) {
+        const [id, method, args] = calls[i];
+        if (typeof method !== 'string' || !Array.isArray(args)) {
+          this.reject(id, new HeaplessError('BAD_REQUEST', 'a call is [id, method: string, args: array]'));
+        } else if (this.#shuttingDown) {
+          this.reject(id, new HeaplessError('SHUTTING_DOWN', `server is shutting down, ${method} was not run`));
+        } else if (!handle.exposed.has(method)) {
+          this.reject(id, new HeaplessError('UNKNOWN_METHOD', `unknown method ${method}`));
+        } else {
+          handle.post(method, args, this, id);
+        }
       }
+      // Run them now rather than a microtask later, and answer every call that finished in the same frame, before
+      // ws reads the next one: a call to an idle actor is answered within the turn its frame arrived in.
+      handle.runQueued();
+    } finally {
+      this.#inFrame = false;
     }
-    // Run them now rather than a microtask later, and answer every call that finished in the same frame, before
-    // ws reads the next one: a call to an idle actor is answered within the turn its frame arrived in.
-    handle.runQueued();
-    this.#inFrame = false;
     if (this.#replies.length > 0) this.#flush();
     if (this.#inFlight >= this.#hello.maxInFlight && !this.#paused) {
       this.#paused = true;

@@ -77,7 +77,9 @@ class HeaplessEngineStore implements SeedStore {
   }
 
   async scan(): Promise<number> {
-    const iterator = this.engine.iterator({});
+    // classic-level's iterators default to fillCache: false; ask the same of ours so a scan does not evict the
+    // blocks the point reads use, on both sides alike.
+    const iterator = this.engine.iterator({ fillCache: false });
     let count = 0;
     try {
       for (;;) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Engine, type EngineOptions } from '@heapless/engine';
+import { ENTRY_HEADER_SIZE, Engine, type EngineOptions } from '@heapless/engine';
 import { Piscina } from 'piscina';
 import {
   Arena,
@@ -43,6 +43,8 @@ const SIZING_LOAD = 0.7;
 const MIN_CAPACITY = 16;
 /** Default msgpackr shared structures: up to 32 keeps structure ids one byte long. */
 const DEFAULT_SHARED_STRUCTURES = 32;
+/** Default size of the buffer the load at open reads into: large enough that a scan call costs little per entry. */
+const LOAD_BUFFER_BYTES = 1 << 20;
 
 export type MapKey = string | Uint8Array;
 
@@ -72,8 +74,8 @@ export interface OffHeapMapOpenOptions<F extends FieldSpec = FieldSpec> extends 
   sync?: boolean;
   /** Engine tuning passed to `Engine.open` (its `sync` comes from above). */
   engine?: Omit<EngineOptions, 'sync'>;
-  /** Entries per `nextv` batch while loading (default 8192). */
-  loadBatch?: number;
+  /** Size of the buffer the load at open reads entries into (default 1 MiB; grows for an entry that does not fit). */
+  loadBufferBytes?: number;
 }
 
 /** Memory accounting of a map; every byte figure is off the JS heap (in SharedArrayBuffers). */
@@ -211,13 +213,27 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       });
       const capacity = Math.max(options.capacity ?? 0, state.countHint);
       const map = new OffHeapMap<K, V, F>({ ...options, capacity }, state.structures);
-      const it = engine.iterator({ gte: Uint8Array.of(NS_DATA), lt: Uint8Array.of(NS_DATA + 1) });
+      // One sequential scan with the engine's bulk read: entries are copied straight from blocks into one reused
+      // buffer (no key/value copies, no arrays per entry), which is what keeps the load near the cost of the reads.
+      const it = engine.iterator({ gte: Uint8Array.of(NS_DATA), lt: Uint8Array.of(NS_DATA + 1), fillCache: false });
       try {
-        const batch = options.loadBatch ?? 8192;
+        let buf = new Uint8Array(options.loadBufferBytes ?? LOAD_BUFFER_BYTES);
+        let dv = new DataView(buf.buffer);
         for (;;) {
-          const entries = await it.nextv(batch);
-          if (entries.length === 0) break;
-          for (const [k, v] of entries) map.load(k, v);
+          const end = it.nextvInto(buf, 0);
+          if (end === 0) break;
+          if (end < 0) {
+            buf = new Uint8Array(Math.max(-end, buf.length * 2));
+            dv = new DataView(buf.buffer);
+            continue;
+          }
+          for (let p = 0; p < end; ) {
+            const klen = dv.getUint32(p, true);
+            const vlen = dv.getUint32(p + 4, true);
+            p += ENTRY_HEADER_SIZE;
+            map.load(buf.subarray(p, p + klen), buf.subarray(p + klen, p + klen + vlen));
+            p += klen + vlen;
+          }
         }
       } finally {
         await it.close();

@@ -11,7 +11,7 @@ import { checkListing, listingKey } from '../listing.js';
 import { START_CASE } from '../probe-messages.js';
 import { memorySamples, timeSample } from './memory-samples.js';
 
-/** Entries per `nextv`, as OffHeapMap loads (its default `loadBatch`). */
+/** Entries per `nextv` (the plain-Map rebuild reads entries one copy each, as a user of the public iterator would). */
 const BATCH = 8192;
 /** OffHeapMap's default number of shared structures (ids 0x40..0x5f). */
 const MAX_SHARED_STRUCTURES = 32;

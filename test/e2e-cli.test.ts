@@ -126,6 +126,7 @@ describe('heapless serve', () => {
     expect(text).toMatch(/heapless_call_duration_seconds_count\{method="get"\} [1-9]\d*\n/);
     expect(text).toMatch(/heapless_ws_connections [1-9]\d*\n/);
     expect(text).toMatch(/heapless_entries [1-9]\d*\n/);
+    expect(text).not.toMatch(/heapless_engine_/); // memory-only: no engine to report on
     expect(text).toMatch(/heapless_memory_bytes\{kind="heap_used"\} \d+/);
     await kv.close();
   });
@@ -173,6 +174,12 @@ describe('heapless serve', () => {
       const synced = await kv.getMany(Array.from({ length: 50 }, (_, i) => `s${i}`));
       expect(synced.map((v) => unpack(v!))).toEqual(Array.from({ length: 50 }, (_, i) => i));
       expect(await kv.size()).toBe(550);
+      // A persisted server reports its engine: the replayed writes sit in the memtable.
+      const metrics = await (
+        await fetch(`${s.httpUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      ).text();
+      expect(metrics).toMatch(/heapless_engine_memtable_bytes [1-9]\d*\n/);
+      expect(metrics).toMatch(/heapless_engine_table_files \d+\n/);
       await kv.close();
       s.proc.kill('SIGTERM');
       expect(await s.exited).toBe(0);

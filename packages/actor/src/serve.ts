@@ -24,6 +24,29 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
     const s = map.stats();
     return s.indexBytes + s.arenaBytes;
   });
+  // The engine behind a persisted map: level shape and background work, the figures that explain write stalls.
+  const engine = () => map.engineStats();
+  if (!args.memory) {
+    metrics.addGauge('heapless_engine_l0_files', 'Tables in level 0.', () => engine()?.levels[0]?.files ?? 0);
+    metrics.addGauge('heapless_engine_table_files', 'Tables in every level.', () =>
+      (engine()?.levels ?? []).reduce((n, l) => n + l.files, 0),
+    );
+    metrics.addGauge('heapless_engine_table_bytes', 'Bytes of tables in every level.', () =>
+      (engine()?.levels ?? []).reduce((n, l) => n + l.bytes, 0),
+    );
+    metrics.addGauge(
+      'heapless_engine_memtable_bytes',
+      'Bytes of live and frozen memtables.',
+      () => engine()?.memtableBytes ?? 0,
+    );
+    metrics.addGauge('heapless_engine_flushes', 'Memtable flushes since open.', () => engine()?.flushes ?? 0);
+    metrics.addGauge('heapless_engine_compactions', 'Compactions since open.', () => engine()?.compactions ?? 0);
+    metrics.addGauge(
+      'heapless_engine_write_stalls',
+      'Writes that waited for flushes or compactions.',
+      () => engine()?.writeStalls ?? 0,
+    );
+  }
   let ref: ReturnType<typeof spawn<KvActor>>;
   try {
     ref = spawn(new KvActor(map, { persistent: !args.memory }), { observer: metrics, mailbox: 65_536 });

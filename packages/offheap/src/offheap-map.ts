@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { ENTRY_HEADER_SIZE, Engine, type EngineOptions } from '@heapless/engine';
+import { ENTRY_HEADER_SIZE, Engine, type EngineOptions, type EngineStats } from '@heapless/engine';
 import { Piscina } from 'piscina';
 import {
   Arena,
@@ -113,6 +113,8 @@ export interface MapPersistence {
   flush(): Promise<void>;
   /** The first write failure, once there is one. */
   readonly failure: unknown;
+  /** The engine's counters and level sizes, for monitoring. */
+  engineStats(): EngineStats;
   /** Waits for pending writes and closes the engine; `entries` is recorded to size the index at the next open. */
   close(entries: number): Promise<void>;
 }
@@ -460,6 +462,11 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       garbageBytes: a.freeBytes + a.wasteBytes,
       segments: a.buffers.length,
     };
+  }
+
+  /** The persisting engine's stats (levels, flushes, compactions, stalls...), or undefined for a memory-only map. */
+  engineStats(): EngineStats | undefined {
+    return this.persistence?.engineStats();
   }
 
   /** Index and arena state as text, for tests and debugging (lists every slot: small maps only). */

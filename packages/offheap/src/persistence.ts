@@ -1,4 +1,4 @@
-import type { Engine, WriteOperation } from '@heapless/engine';
+import type { Engine, EngineStats, WriteOperation } from '@heapless/engine';
 import { pack, unpack } from 'msgpackr';
 import { OffHeapError, OffHeapErrorCodes } from './errors.js';
 import type { Structures } from './msgpack-codec.js';
@@ -97,6 +97,10 @@ export class EnginePersistence implements MapPersistence {
     if (this.failure === undefined) this.failure = err;
     this.onSettled();
   };
+
+  engineStats(): EngineStats {
+    return this.engine.stats();
+  }
 
   constructor(
     private readonly engine: Engine,

@@ -3,10 +3,8 @@
  * the `(getSync)` cases. Default options (4 MiB write buffer, 8 MiB block cache, Snappy), UTF-8 keys and values.
  */
 import { ClassicLevel } from 'classic-level';
+import { countByNextv } from '../scan-count.js';
 import type { SeedStore, SeedSystem } from '../seed-store.js';
-
-/** Entries fetched per `nextv` call during the scan. */
-const SCAN_CHUNK = 1000;
 
 class ClassicLevelStore implements SeedStore {
   readonly getSync: (key: string) => string | undefined;
@@ -33,18 +31,8 @@ class ClassicLevelStore implements SeedStore {
     return this.db.batch(keys.map((key, i) => ({ type: 'put' as const, key, value: values[i]! })));
   }
 
-  async scan(): Promise<number> {
-    const iterator = this.db.iterator();
-    let count = 0;
-    try {
-      for (;;) {
-        const entries = await iterator.nextv(SCAN_CHUNK);
-        if (entries.length === 0) return count;
-        count += entries.length;
-      }
-    } finally {
-      await iterator.close();
-    }
+  scan(): Promise<number> {
+    return countByNextv(this.db.iterator());
   }
 
   close(): Promise<void> {

@@ -9,10 +9,8 @@
  * at load time.
  */
 import { SystemUnavailableError } from '../../harness/benchmark.js';
+import { countByNextv } from '../scan-count.js';
 import type { SeedStore, SeedSystem } from '../seed-store.js';
-
-/** Entries fetched per `nextv` call during the scan. */
-const SCAN_CHUNK = 1000;
 
 /** The package name, in a variable so that TypeScript does not resolve it at compile time. */
 const ENGINE_PACKAGE: string = '@heapless/engine';
@@ -76,20 +74,10 @@ class HeaplessEngineStore implements SeedStore {
     return batch.write();
   }
 
-  async scan(): Promise<number> {
+  scan(): Promise<number> {
     // classic-level's iterators default to fillCache: false; ask the same of ours so a scan does not evict the
     // blocks the point reads use, on both sides alike.
-    const iterator = this.engine.iterator({ fillCache: false });
-    let count = 0;
-    try {
-      for (;;) {
-        const entries = await iterator.nextv(SCAN_CHUNK);
-        if (entries.length === 0) return count;
-        count += entries.length;
-      }
-    } finally {
-      await iterator.close();
-    }
+    return countByNextv(this.engine.iterator({ fillCache: false }));
   }
 
   close(): Promise<void> {

@@ -9,10 +9,8 @@
  */
 import { createRequire } from 'node:module';
 import { SystemUnavailableError } from '../../harness/benchmark.js';
+import { countByNextv } from '../scan-count.js';
 import type { SeedStore, SeedSystem } from '../seed-store.js';
-
-/** Entries fetched per `nextv` call during the scan. */
-const SCAN_CHUNK = 1000;
 
 type BatchOp = { type: 'put'; key: string; value: string };
 
@@ -55,18 +53,8 @@ class RocksdbStore implements SeedStore {
     return this.db.batch(keys.map((key, i) => ({ type: 'put' as const, key, value: values[i]! })));
   }
 
-  async scan(): Promise<number> {
-    const iterator = this.db.iterator();
-    let count = 0;
-    try {
-      for (;;) {
-        const entries = await iterator.nextv(SCAN_CHUNK);
-        if (entries.length === 0) return count;
-        count += entries.length;
-      }
-    } finally {
-      await iterator.close();
-    }
+  scan(): Promise<number> {
+    return countByNextv(this.db.iterator());
   }
 
   close(): Promise<void> {

@@ -16,6 +16,7 @@ function step(title, cmd, args) {
 let failedStep = null;
 for (const [title, cmd, args] of [
   ['build', bin('tsc'), ['-b']],
+  ['build native helpers', process.execPath, ['packages/offheap/scripts/build-native.mjs']],
   ['typecheck tests', bin('tsc'), ['-p', 'tsconfig.check.json']],
   ['lint', bin('biome'), ['check', '.']],
 ]) {

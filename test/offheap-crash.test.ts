@@ -81,4 +81,21 @@ describe('a persisted OffHeapMap killed with SIGKILL', () => {
       await map.close();
     }
   });
+
+  it('after reopening from its map image: the stale image is ignored and every acknowledged write is there', async () => {
+    const dir = join(root, 'image');
+    const first = await OffHeapMap.open<string, unknown>({ dir });
+    for (let i = 0; i < 2000; i++) first.set(`pre:${i}`, { i });
+    await first.close();
+    const acked = await runAndKill(dir, 'sync', 300); // the child loaded the image, then wrote and was killed
+    const map = await OffHeapMap.open<string, unknown>({ dir });
+    try {
+      expect(map.stats().loadedFrom).toBe('scan');
+      expect(map.stats().imageRejected).toMatch(/sequence/);
+      for (let i = 0; i < 2000; i++) expect(map.get(`pre:${i}`)).toEqual({ i });
+      for (let i = 0; i <= acked; i++) expect(map.get(`key:${i}`)).toEqual({ i, pad: 'x'.repeat(i % 300) });
+    } finally {
+      await map.close();
+    }
+  });
 });

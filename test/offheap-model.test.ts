@@ -14,7 +14,7 @@ type Op =
   | { t: 'set'; k: string; v: unknown }
   | { t: 'del'; k: string }
   | { t: 'get'; k: string }
-  | { t: 'reopen' }
+  | { t: 'reopen'; image: boolean }
   | { t: 'bulk'; n: number; tag: number };
 
 // Values of several shapes, so msgpackr structures grow between reopens and must be read back from disk.
@@ -33,7 +33,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ t: fc.constant('set' as const), k: key, v: value }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('del' as const), k: key }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('get' as const), k: key }) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('reopen' as const) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('reopen' as const), image: fc.boolean() }) },
   {
     weight: 1,
     arbitrary: fc.record({ t: fc.constant('bulk' as const), n: fc.integer({ min: 1, max: 400 }), tag: fc.nat(9) }),
@@ -46,6 +46,8 @@ describe('OffHeapMap against a Map, through growth, deletes, reclamation and reo
       fc.asyncProperty(fc.array(op, { maxLength: 80 }), async (ops) => {
         const dir = freshDir();
         let map = await OffHeapMap.open<string, unknown>({ dir });
+        // whether the open map writes an image at close (then the next open with images loads it, not a scan)
+        let imaging = true;
         const model = new Map<string, unknown>();
         try {
           for (const o of ops) {
@@ -69,13 +71,16 @@ describe('OffHeapMap against a Map, through growth, deletes, reclamation and reo
               }
             } else {
               await map.close();
-              map = await OffHeapMap.open<string, unknown>({ dir });
+              map = await OffHeapMap.open<string, unknown>({ dir, image: o.image });
+              expect(map.stats().loadedFrom).toBe(o.image && imaging ? 'image' : 'scan');
+              imaging = o.image;
             }
             expect(map.size).toBe(model.size);
           }
           expect(new Map(map.entries())).toEqual(model);
           await map.close();
           map = await OffHeapMap.open<string, unknown>({ dir });
+          expect(map.stats().loadedFrom).toBe(imaging ? 'image' : 'scan');
           expect(new Map(map.entries())).toEqual(model);
         } finally {
           await map.close();

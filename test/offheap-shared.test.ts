@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
   array,
@@ -63,33 +66,52 @@ function startReader(handle: SharedMapHandle, stop: Int32Array, keys: number, ki
   return { ready, done, worker: w };
 }
 
+type Torn = { n: number; s: string; a: number[]; k: string };
+
+/** Overwrites change sizes (blocks move and are reused), deletes free blocks, new keys grow the index. */
+async function expectNoTornReads(map: OffHeapMap<string, Torn>): Promise<void> {
+  const KEYS = 400;
+  for (let i = 0; i < KEYS / 2; i++) {
+    map.set(`k${i}`, { n: i, s: 'x'.repeat(i % 97) + i, a: new Array(i % 5).fill(i), k: `k${i}` });
+  }
+  const stop = new Int32Array(new SharedArrayBuffer(4));
+  const r = startReader(map.share(), stop, KEYS, 'msgpack');
+  await r.ready;
+  for (let round = 0; round < 300; round++) {
+    for (let i = 0; i < KEYS; i++) {
+      const n = round * 1000 + i;
+      const k = `k${(i * 7 + round) % KEYS}`;
+      if ((n & 15) === 3) map.delete(k);
+      else map.set(k, { n, s: 'x'.repeat(n % 97) + n, a: new Array(n % 5).fill(n), k });
+    }
+    if (round % 50 === 0) for (let j = 0; j < 2000; j++) map.set(`grow${round}:${j}`, { n: j, s: '', a: [], k: '' });
+    await new Promise((res) => setImmediate(res));
+  }
+  Atomics.store(stop, 0, 1);
+  const res = await r.done;
+  expect(res.sample).toBeNull();
+  expect(res.bad).toBe(0);
+  expect(res.found).toBeGreaterThan(0);
+}
+
 describe('OffHeapMap shared with reader threads', () => {
   it('a worker reading msgpack values while the owner writes never sees a torn value', async () => {
-    const map = new OffHeapMap<string, { n: number; s: string; a: number[]; k: string }>();
+    const map = new OffHeapMap<string, Torn>();
     closers.push(() => map.close());
-    const KEYS = 400;
-    for (let i = 0; i < KEYS / 2; i++) {
-      map.set(`k${i}`, { n: i, s: 'x'.repeat(i % 97) + i, a: new Array(i % 5).fill(i), k: `k${i}` });
-    }
-    const stop = new Int32Array(new SharedArrayBuffer(4));
-    const r = startReader(map.share(), stop, KEYS, 'msgpack');
-    await r.ready;
-    // Overwrites change sizes (blocks move and are reused), deletes free blocks, new keys grow the index.
-    for (let round = 0; round < 300; round++) {
-      for (let i = 0; i < KEYS; i++) {
-        const n = round * 1000 + i;
-        const k = `k${(i * 7 + round) % KEYS}`;
-        if ((n & 15) === 3) map.delete(k);
-        else map.set(k, { n, s: 'x'.repeat(n % 97) + n, a: new Array(n % 5).fill(n), k });
-      }
-      if (round % 50 === 0) for (let j = 0; j < 2000; j++) map.set(`grow${round}:${j}`, { n: j, s: '', a: [], k: '' });
-      await new Promise((res) => setImmediate(res));
-    }
-    Atomics.store(stop, 0, 1);
-    const res = await r.done;
-    expect(res.sample).toBeNull();
-    expect(res.bad).toBe(0);
-    expect(res.found).toBeGreaterThan(0);
+    await expectNoTornReads(map);
+  });
+
+  it('the same holds on a map loaded from its image (memory mapped from the file, copied on write)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'offheap-shared-'));
+    closers.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const first = await OffHeapMap.open<string, Torn>({ dir });
+    for (let i = 0; i < 5000; i++) first.set(`pre${i}`, { n: i, s: '', a: [], k: '' });
+    await first.close();
+    const map = await OffHeapMap.open<string, Torn>({ dir });
+    closers.unshift(() => map.close());
+    expect(map.stats().loadedFrom).toBe('image');
+    await expectNoTornReads(map);
+    expect(map.get('pre4999')).toEqual({ n: 4999, s: '', a: [], k: '' });
   });
 
   it('a worker reading struct views while the owner writes fields in place never sees a torn record', async () => {

@@ -56,6 +56,18 @@ export function recordBytes(keyLength: number, valueLength: number): number {
   return RECORD_HEADER_BYTES + keyLength + valueLength;
 }
 
+/** What, besides the segments' bytes, an arena needs to go on allocating where it stopped (see image.ts). */
+export interface ArenaState {
+  /** Segment bump allocation goes on in (-1: none yet), and its bytes handed out so far. */
+  current: number;
+  used: number;
+  liveBytes: number;
+  freeBytes: number;
+  wasteBytes: number;
+  /** Location of the first free block of each size class (0: none). */
+  freeHeads: Uint32Array;
+}
+
 /** Called with each new segment's index right after it is added (the map publishes it to attached readers). */
 export type SegmentListener = (index: number) => void;
 
@@ -207,6 +219,39 @@ export class Arena {
     if (this.onSegment !== null) this.onSegment(index);
     // Only segment 0, with its reserved prefix, can come out too small for a record of nearly the largest size.
     if (this.used + minBytes > this.size) this.addSegment(minBytes);
+  }
+
+  /** The allocation state, for a map image; `freeHeads` is a copy. */
+  state(): ArenaState {
+    return {
+      current: this.current,
+      used: this.used,
+      liveBytes: this.liveBytes,
+      freeBytes: this.freeBytes,
+      wasteBytes: this.wasteBytes,
+      freeHeads: this.freeHeads.slice(),
+    };
+  }
+
+  /** Bytes of segment `index` that hold blocks (the rest, after the current segment's `used`, is still zero). */
+  usedBytesOf(index: number): number {
+    return index === this.current ? this.used : this.buffers[index]!.byteLength;
+  }
+
+  /**
+   * Makes an empty arena the one a map image describes: `segments` in location order (their bytes as they were)
+   * and the allocation state. Later allocations go on exactly where the imaged arena stopped.
+   */
+  restore(segments: SharedArrayBuffer[], state: ArenaState): void {
+    if (this.buffers.length !== 0) throw new Error('restore needs an empty arena');
+    for (const sab of segments) this.adopt(sab);
+    this.current = state.current;
+    this.used = state.used;
+    this.size = state.current >= 0 ? segments[state.current]!.byteLength : 0;
+    this.liveBytes = state.liveBytes;
+    this.freeBytes = state.freeBytes;
+    this.wasteBytes = state.wasteBytes;
+    this.freeHeads.set(state.freeHeads);
   }
 
   /** Adds an existing segment (a reader mirroring the owner's arena); no allocation happens through this arena. */

@@ -15,6 +15,7 @@ import {
 } from './arena.js';
 import { closedError, invalidArgument, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
 import { HashTable, SLOT_BYTES } from './hash-table.js';
+import { beginImageLoad, type ImageContent, writeImage } from './image.js';
 import { hashBytes, KeyHasher, writeUtf8 } from './key-bytes.js';
 import { MsgpackCodec, type Structures } from './msgpack-codec.js';
 import type { ParallelResult, ParallelTask, WorkerFunction } from './parallel-task.js';
@@ -76,7 +77,16 @@ export interface OffHeapMapOpenOptions<F extends FieldSpec = FieldSpec> extends 
   engine?: Omit<EngineOptions, 'sync'>;
   /** Size of the buffer the load at open reads entries into (default 1 MiB; grows for an entry that does not fit). */
   loadBufferBytes?: number;
+  /**
+   * Keep a map image (default true): `close()` writes the map's memory to `MAPIMAGE` in `dir`, and the next `open`
+   * maps it back in about the time reading the file takes, instead of rebuilding the map entry by entry. An image
+   * is used only if it matches the engine exactly (see FORMAT.md §10); otherwise the open scans the engine.
+   */
+  image?: boolean;
 }
+
+/** How a map got its contents (`stats().loadedFrom`). */
+export type MapSource = 'memory' | 'scan' | 'image';
 
 /** Memory accounting of a map; every byte figure is off the JS heap (in SharedArrayBuffers). */
 export interface OffHeapMapStats {
@@ -100,6 +110,18 @@ export interface OffHeapMapStats {
   /** Bytes of freed blocks waiting for reuse, plus unusable segment tails. */
   garbageBytes: number;
   segments: number;
+  /** `'memory'`: a memory-only map; `'scan'`: rebuilt from the engine at open; `'image'`: loaded from its map image. */
+  loadedFrom: MapSource;
+  /** Why the open scanned instead of using the map image (`'no image'`, stale, checksum mismatch...), else null. */
+  imageRejected: string | null;
+}
+
+/** What persistence needs to write the map image at close. */
+export interface ImageHooks {
+  /** The engine sequence the map's image was loaded at (-1 if none): a map still at it keeps that image. */
+  loadedSequence: number;
+  /** Writes the image, tagged with `id` and the engine's last `sequence`. */
+  write(id: Uint8Array, sequence: number): void;
 }
 
 /** The durable side of a map, implemented over `@heapless/engine` (see persistence.ts). */
@@ -115,8 +137,11 @@ export interface MapPersistence {
   readonly failure: unknown;
   /** The engine's counters and level sizes, for monitoring. */
   engineStats(): EngineStats;
-  /** Waits for pending writes and closes the engine; `entries` is recorded to size the index at the next open. */
-  close(entries: number): Promise<void>;
+  /**
+   * Waits for pending writes, writes the map image through `image` (if given) and closes the engine; `entries` is
+   * recorded to size the index at the next open.
+   */
+  close(entries: number, image: ImageHooks | null): Promise<void>;
 }
 
 /**
@@ -154,6 +179,11 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private closed = false;
   private pins = 0;
   private persistence: MapPersistence | null = null;
+  /** Where `close()` writes the map image (null: no image). */
+  private imageDir: string | null = null;
+  private loadedSequence = -1;
+  private loadedFrom: MapSource = 'memory';
+  private imageRejected: string | null = null;
   private readonly threads: number;
   private pool: Piscina | null = null;
   private readonly id = randomUUID();
@@ -205,7 +235,21 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   ): Promise<OffHeapMap<K, V, F>> {
     if (typeof options?.dir !== 'string') throw invalidArgument('open() needs options.dir');
     const sync = options.sync ?? false;
-    const engine = await Engine.open(options.dir, { ...options.engine, sync });
+    const useImage = options.image ?? true;
+    // The image's sections are mapped and checksummed on a native thread while the engine opens.
+    let pending = useImage ? beginImageLoad(options.dir) : 'map images disabled';
+    const release = (): void => {
+      if (typeof pending === 'string') return;
+      pending.finish(undefined, -1);
+      pending = 'released';
+    };
+    let engine: Engine;
+    try {
+      engine = await Engine.open(options.dir, { ...options.engine, sync });
+    } catch (err) {
+      release();
+      throw err;
+    }
     try {
       const state = await prepareDirectory(engine, {
         format: FORMAT_VERSION,
@@ -213,36 +257,28 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
         codec: options.struct === undefined ? 'msgpack' : 'struct',
         struct: options.struct === undefined ? null : options.struct.signature,
       });
-      const capacity = Math.max(options.capacity ?? 0, state.countHint);
-      const map = new OffHeapMap<K, V, F>({ ...options, capacity }, state.structures);
-      // One sequential scan with the engine's bulk read: entries are copied straight from blocks into one reused
-      // buffer (no key/value copies, no arrays per entry), which is what keeps the load near the cost of the reads.
-      const it = engine.iterator({ gte: Uint8Array.of(NS_DATA), lt: Uint8Array.of(NS_DATA + 1), fillCache: false });
-      try {
-        let buf = new Uint8Array(options.loadBufferBytes ?? LOAD_BUFFER_BYTES);
-        let dv = new DataView(buf.buffer);
-        for (;;) {
-          const end = it.nextvInto(buf, 0);
-          if (end === 0) break;
-          if (end < 0) {
-            buf = new Uint8Array(Math.max(-end, buf.length * 2));
-            dv = new DataView(buf.buffer);
-            continue;
-          }
-          for (let p = 0; p < end; ) {
-            const klen = dv.getUint32(p, true);
-            const vlen = dv.getUint32(p + 4, true);
-            p += ENTRY_HEADER_SIZE;
-            map.load(buf.subarray(p, p + klen), buf.subarray(p + klen, p + klen + vlen));
-            p += klen + vlen;
-          }
-        }
-      } finally {
-        await it.close();
+      const image = typeof pending === 'string' ? pending : pending.finish(state.imageId, state.sequence);
+      pending = 'used';
+      let map: OffHeapMap<K, V, F>;
+      if (typeof image === 'string') {
+        map = new OffHeapMap<K, V, F>(
+          { ...options, capacity: Math.max(options.capacity ?? 0, state.countHint) },
+          state.structures,
+        );
+        await map.loadFromEngine(engine, options.loadBufferBytes ?? LOAD_BUFFER_BYTES);
+        map.loadedFrom = 'scan';
+        map.imageRejected = image;
+      } else {
+        map = new OffHeapMap<K, V, F>({ ...options, capacity: 0 }, state.structures);
+        map.restore(image);
+        map.loadedFrom = 'image';
+        map.loadedSequence = image.sequence;
       }
       map.persistence = new EnginePersistence(engine, sync);
+      map.imageDir = useImage ? options.dir : null;
       return map;
     } catch (err) {
+      release();
       await engine.close();
       throw err;
     }
@@ -461,6 +497,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       payloadBytes: this.payload,
       garbageBytes: a.freeBytes + a.wasteBytes,
       segments: a.buffers.length,
+      loadedFrom: this.loadedFrom,
+      imageRejected: this.imageRejected,
     };
   }
 
@@ -576,7 +614,19 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     if (pool !== null) await pool.destroy();
     const persistence = this.persistence;
     this.persistence = null;
-    if (persistence !== null) await persistence.close(this.count);
+    if (persistence !== null) {
+      const dir = this.imageDir;
+      await persistence.close(
+        this.count,
+        dir === null
+          ? null
+          : {
+              loadedSequence: this.loadedSequence,
+              write: (id, sequence) =>
+                writeImage(dir, this.imageContent(id, sequence), (i) => this.arena.usedBytesOf(i)),
+            },
+      );
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -691,6 +741,65 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     }
     if (slot >= 0) this.foundTable = this.old;
     return slot;
+  }
+
+  /**
+   * Rebuilds index and arena with one sequential scan of the engine's data range, through its bulk read: entries
+   * are copied straight from blocks into one reused buffer (no key/value copies, no arrays per entry).
+   */
+  private async loadFromEngine(engine: Engine, bufferBytes: number): Promise<void> {
+    const it = engine.iterator({ gte: Uint8Array.of(NS_DATA), lt: Uint8Array.of(NS_DATA + 1), fillCache: false });
+    try {
+      let buf = new Uint8Array(bufferBytes);
+      let dv = new DataView(buf.buffer);
+      for (;;) {
+        const end = it.nextvInto(buf, 0);
+        if (end === 0) break;
+        if (end < 0) {
+          buf = new Uint8Array(Math.max(-end, buf.length * 2));
+          dv = new DataView(buf.buffer);
+          continue;
+        }
+        for (let p = 0; p < end; ) {
+          const klen = dv.getUint32(p, true);
+          const vlen = dv.getUint32(p + 4, true);
+          p += ENTRY_HEADER_SIZE;
+          this.load(buf.subarray(p, p + klen), buf.subarray(p + klen, p + klen + vlen));
+          p += klen + vlen;
+        }
+      }
+    } finally {
+      await it.close();
+    }
+  }
+
+  /** Takes the memory of a map image (a fresh map only). */
+  private restore(image: ImageContent): void {
+    this.arena.restore(image.segments, image.arena);
+    this.table = new HashTable(image.capacity, image.table);
+    this.table.live = image.live;
+    this.table.tombstones = image.tombstones;
+    this.foundTable = this.table;
+    this.count = image.entries;
+    this.payload = image.payload;
+  }
+
+  /** The map's memory as an image (after any growth has finished). */
+  private imageContent(id: Uint8Array, sequence: number): ImageContent {
+    if (this.old !== null) this.migrate(this.old.capacity);
+    const t = this.table;
+    return {
+      id,
+      sequence,
+      entries: this.count,
+      payload: this.payload,
+      table: t.sab,
+      capacity: t.capacity,
+      live: t.live,
+      tombstones: t.tombstones,
+      segments: this.arena.buffers,
+      arena: this.arena.state(),
+    };
   }
 
   /**

@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { Engine, EngineStats, WriteOperation } from '@heapless/engine';
 import { pack, unpack } from 'msgpackr';
 import { OffHeapError, OffHeapErrorCodes } from './errors.js';
 import type { Structures } from './msgpack-codec.js';
-import type { MapPersistence } from './offheap-map.js';
+import type { ImageHooks, MapPersistence } from './offheap-map.js';
 
 /**
  * How a map lives in its engine directory. Engine keys carry a one-byte namespace so the map's own metadata can
@@ -12,6 +13,8 @@ import type { MapPersistence } from './offheap-map.js';
  *   0x00 "structures"  msgpack array of msgpackr record structures (arrays of field names), in id order
  *   0x00 "sync"        empty; written with sync by `flush()` to force an fdatasync of everything before it
  *   0x00 "count"       u32 LE: entries at the last clean close; sizes the index at the next open (a hint only)
+ *   0x00 "image"       16 random bytes written at each clean close, also in the header of the map image written
+ *                      then (image.ts): an image is the engine's current state only if both ids match
  *   0x01 <key bytes>   the value bytes exactly as they are in the arena (msgpack or struct layout)
  *
  * A value that introduced a new structure is written in the same atomic engine batch as the new structure table,
@@ -24,6 +27,7 @@ export const META_KEY = metaKey('meta');
 export const STRUCTURES_KEY = metaKey('structures');
 const SYNC_KEY = metaKey('sync');
 const COUNT_KEY = metaKey('count');
+const IMAGE_KEY = metaKey('image');
 const EMPTY = new Uint8Array(0);
 const noop = (): void => {};
 
@@ -46,6 +50,10 @@ export interface DirectoryState {
   structures: Structures;
   /** Entries at the last clean close (0 if unknown): the index is sized for it before loading. */
   countHint: number;
+  /** The id of the map image written at the last clean close, if any (see image.ts). */
+  imageId: Uint8Array | undefined;
+  /** The engine's last sequence number now: a map image must be of this sequence. */
+  sequence: number;
 }
 
 /** Reads the map's metadata and structures; writes the metadata if the directory is new. Throws INCOMPATIBLE. */
@@ -53,7 +61,7 @@ export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<D
   const raw = engine.getSync(META_KEY);
   if (raw === undefined) {
     await engine.put(META_KEY, pack(want), { sync: true });
-    return { structures: [], countHint: 0 };
+    return { structures: [], countHint: 0, imageId: undefined, sequence: engine.stats().lastSequence };
   }
   const have = unpack(raw) as MapMeta;
   if (
@@ -72,6 +80,8 @@ export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<D
   return {
     structures: s === undefined ? [] : (unpack(s) as Structures),
     countHint: c !== undefined && c.length === 4 ? new DataView(c.buffer, c.byteOffset, 4).getUint32(0, true) : 0,
+    imageId: engine.getSync(IMAGE_KEY),
+    sequence: engine.stats().lastSequence,
   };
 }
 
@@ -142,13 +152,35 @@ export class EnginePersistence implements MapPersistence {
     await this.durable();
   }
 
-  /** Records the entry count as the next open's sizing hint, waits for every write, closes the engine. */
-  async close(entries: number): Promise<void> {
-    const c = new Uint8Array(4);
-    new DataView(c.buffer).setUint32(0, entries, true);
-    this.track(this.engine.put(COUNT_KEY, c));
-    if (this.pending > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  /**
+   * Records the entry count as the next open's sizing hint, waits for every write, writes the map image (when
+   * `image` is given) tagged with a fresh id recorded in the engine and the engine's last sequence, and closes the
+   * engine. A map unchanged since it was loaded from an image keeps that image. An image that cannot be written is
+   * reported as a process warning (code HEAPLESS_IMAGE_WRITE_FAILED): nothing is lost, the next open scans.
+   */
+  async close(entries: number, image: ImageHooks | null): Promise<void> {
+    await this.settled();
+    if (image === null || this.failure !== undefined || this.engine.stats().lastSequence !== image.loadedSequence) {
+      const c = new Uint8Array(4);
+      new DataView(c.buffer).setUint32(0, entries, true);
+      this.track(this.engine.put(COUNT_KEY, c));
+      const id = randomBytes(16);
+      if (image !== null) this.track(this.engine.put(IMAGE_KEY, id));
+      await this.settled();
+      if (image !== null && this.failure === undefined) {
+        try {
+          image.write(id, this.engine.stats().lastSequence);
+        } catch (err) {
+          process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
+        }
+      }
+    }
     await this.engine.close();
+  }
+
+  /** Resolves when every write tracked so far has settled. */
+  private async settled(): Promise<void> {
+    if (this.pending > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
   /** The engine key of a user key: NS_DATA then the key, in a scratch the engine copies from before returning. */

@@ -1,0 +1,330 @@
+// Native helpers of @heapless/offheap, loaded when they could be built (the package works without them):
+//
+//   mapFile(fd, offset, fileLength, length) -> SharedArrayBuffer
+//     `length` bytes of private, writable memory whose first `fileLength` bytes are the file's bytes at `offset` (a
+//     multiple of the page size); the rest is zero. File pages are the page cache's own until written (then copied,
+//     one page at a time), so a map image of any size is in memory without being read into fresh pages. The memory
+//     is unmapped when the last SharedArrayBuffer referring to it (in any thread) is collected. Throws an Error with
+//     .code set to the errno name on failure.
+//
+//   checksum(buffer, offset, length) -> u32
+//     The image checksum of buffer[offset, offset + length) (an ArrayBuffer, SharedArrayBuffer or a view of one):
+//     the CRC32C of each 64 KiB chunk (the last one shorter), then the CRC32C of those CRCs as u32 little-endian.
+//     Chunks are independent, so they are computed three at a time (the CPU's crc32 instruction has a latency of
+//     three cycles and a throughput of one) and, for large inputs, on two threads. The JS fallback computes the
+//     same value chunk by chunk (native.ts).
+//
+//   checksumStart([buffer, offset, length, ...]) -> job id;  checksumWait(id) -> u32[]
+//     The checksums of several ranges computed on a thread of their own, so the caller can do other work (open the
+//     engine) meanwhile. The job holds the buffers' memory until it is waited for.
+#include <node.h>
+#include <v8.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
+namespace {
+
+constexpr size_t kChunk = 64 * 1024;
+constexpr size_t kParallelMin = 8 * 1024 * 1024;
+
+uint32_t table[8][256];
+
+void InitTable() {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+    table[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; i++) {
+    for (int t = 1; t < 8; t++) table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
+  }
+}
+
+// Raw CRC32C update (no pre/post inversion) in software, slicing by 8.
+uint32_t SoftUpdate(uint32_t c, const uint8_t* p, size_t n) {
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    w ^= c;
+    c = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^ table[5][(w >> 16) & 0xff] ^ table[4][(w >> 24) & 0xff] ^
+        table[3][(w >> 32) & 0xff] ^ table[2][(w >> 40) & 0xff] ^ table[1][(w >> 48) & 0xff] ^ table[0][w >> 56];
+    p += 8;
+    n -= 8;
+  }
+  while (n-- > 0) c = (c >> 8) ^ table[0][(c ^ *p++) & 0xff];
+  return c;
+}
+
+#if defined(__x86_64__)
+bool have_sse42 = false;
+
+__attribute__((target("sse4.2"))) uint32_t HwUpdate(uint32_t c, const uint8_t* p, size_t n) {
+  uint64_t c64 = c;
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    c64 = _mm_crc32_u64(c64, w);
+    p += 8;
+    n -= 8;
+  }
+  c = static_cast<uint32_t>(c64);
+  while (n-- > 0) c = _mm_crc32_u8(c, *p++);
+  return c;
+}
+
+// Three full chunks at once: three independent dependency chains keep the crc32 unit busy every cycle.
+__attribute__((target("sse4.2"))) void HwThree(const uint8_t* p, uint32_t* out) {
+  uint64_t a = 0xffffffffu, b = 0xffffffffu, c = 0xffffffffu;
+  const uint8_t* q = p + kChunk;
+  const uint8_t* r = p + 2 * kChunk;
+  for (size_t i = 0; i < kChunk; i += 8) {
+    uint64_t x, y, z;
+    memcpy(&x, p + i, 8);
+    memcpy(&y, q + i, 8);
+    memcpy(&z, r + i, 8);
+    a = _mm_crc32_u64(a, x);
+    b = _mm_crc32_u64(b, y);
+    c = _mm_crc32_u64(c, z);
+  }
+  out[0] = ~static_cast<uint32_t>(a);
+  out[1] = ~static_cast<uint32_t>(b);
+  out[2] = ~static_cast<uint32_t>(c);
+}
+#endif
+
+uint32_t Crc(const uint8_t* p, size_t n) {
+#if defined(__x86_64__)
+  if (have_sse42) return ~HwUpdate(0xffffffffu, p, n);
+#endif
+  return ~SoftUpdate(0xffffffffu, p, n);
+}
+
+// CRCs of chunks [from, to) of p[0, n) into out[from, to).
+void ChunkCrcs(const uint8_t* p, size_t n, size_t from, size_t to, uint32_t* out) {
+  size_t i = from;
+#if defined(__x86_64__)
+  if (have_sse42) {
+    for (; i + 3 <= to && (i + 3) * kChunk <= n; i += 3) HwThree(p + i * kChunk, out + i);
+  }
+#endif
+  for (; i < to; i++) {
+    size_t start = i * kChunk;
+    size_t len = n - start < kChunk ? n - start : kChunk;
+    out[i] = Crc(p + start, len);
+  }
+}
+
+uint32_t ImageChecksum(const uint8_t* p, size_t n) {
+  size_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<uint32_t> crcs(chunks);
+  if (n >= kParallelMin) {
+    size_t half = chunks / 2;
+    std::thread other(ChunkCrcs, p, n, half, chunks, crcs.data());
+    ChunkCrcs(p, n, 0, half, crcs.data());
+    other.join();
+  } else {
+    ChunkCrcs(p, n, 0, chunks, crcs.data());
+  }
+  // The CRCs as u32 little-endian (x86-64 and arm64 hosts are little-endian; the package refuses others).
+  return Crc(reinterpret_cast<const uint8_t*>(crcs.data()), chunks * 4);
+}
+
+void ThrowErrno(v8::Isolate* isolate, const char* what, int err) {
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  std::string message = std::string(what) + ": " + strerror(err);
+  v8::Local<v8::Value> e = v8::Exception::Error(v8::String::NewFromUtf8(isolate, message.c_str()).ToLocalChecked());
+  const char* code = err == ENOMEM ? "ENOMEM" : err == EINVAL ? "EINVAL" : err == EBADF ? "EBADF" : err == EACCES ? "EACCES" : "EIO";
+  e.As<v8::Object>()
+      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "code"), v8::String::NewFromUtf8(isolate, code).ToLocalChecked())
+      .Check();
+  isolate->ThrowException(e);
+}
+
+void Unmap(void* data, size_t length, void* deleter_data) {
+  munmap(data, reinterpret_cast<size_t>(deleter_data));
+}
+
+void MapFile(const v8::FunctionCallbackInfo<v8::Value>& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  if (args.Length() < 3 || !args[0]->IsInt32() || !args[1]->IsNumber() || !args[2]->IsNumber()) {
+    isolate->ThrowException(v8::Exception::TypeError(v8::String::NewFromUtf8Literal(isolate, "mapFile(fd, offset, length)")));
+    return;
+  }
+  int fd = args[0].As<v8::Int32>()->Value();
+  double offset = args[1].As<v8::Number>()->Value();
+  double fileLength = args[2].As<v8::Number>()->Value();
+  double length = args.Length() >= 4 && args[3]->IsNumber() ? args[3].As<v8::Number>()->Value() : fileLength;
+  long page = sysconf(_SC_PAGESIZE);
+  if (!(length > 0) || length > 1e15 || !(offset >= 0) || static_cast<uint64_t>(offset) % page != 0 ||
+      !(fileLength >= 0) || fileLength > length) {
+    ThrowErrno(isolate, "mapFile", EINVAL);
+    return;
+  }
+  size_t len = static_cast<size_t>(length);
+  size_t flen = static_cast<size_t>(fileLength);
+  // The whole range as zero pages first (they cost nothing until touched), then the file over its start.
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    ThrowErrno(isolate, "mmap", errno);
+    return;
+  }
+  if (flen > 0) {
+    // Not populated here: the first read of a page (the checksum thread's) maps it from the page cache, sixteen
+    // pages per fault; only a write copies a page.
+    void* f = mmap(p, flen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, static_cast<off_t>(offset));
+    if (f == MAP_FAILED) {
+      int err = errno;
+      munmap(p, len);
+      ThrowErrno(isolate, "mmap", err);
+      return;
+    }
+  }
+  std::unique_ptr<v8::BackingStore> store =
+      v8::SharedArrayBuffer::NewBackingStore(p, len, Unmap, reinterpret_cast<void*>(len));
+  args.GetReturnValue().Set(v8::SharedArrayBuffer::New(isolate, std::move(store)));
+}
+
+struct Range {
+  const uint8_t* data;
+  size_t length;
+  // Keeps the memory alive while a checksum thread reads it, even if JS drops every reference.
+  std::shared_ptr<v8::BackingStore> store;
+};
+
+// The bytes [offset, offset + length) of an ArrayBuffer, SharedArrayBuffer or view (length undefined: to the
+// end). False, with a JS exception thrown, if the value or the range is not valid.
+bool ToRange(v8::Isolate* isolate, v8::Local<v8::Value> buffer, v8::Local<v8::Value> offsetArg,
+             v8::Local<v8::Value> lengthArg, Range* out) {
+  const uint8_t* base = nullptr;
+  size_t size = 0;
+  if (buffer->IsSharedArrayBuffer()) {
+    out->store = buffer.As<v8::SharedArrayBuffer>()->GetBackingStore();
+    base = static_cast<const uint8_t*>(out->store->Data());
+    size = out->store->ByteLength();
+  } else if (buffer->IsArrayBuffer()) {
+    out->store = buffer.As<v8::ArrayBuffer>()->GetBackingStore();
+    base = static_cast<const uint8_t*>(out->store->Data());
+    size = out->store->ByteLength();
+  } else if (buffer->IsArrayBufferView()) {
+    auto v = buffer.As<v8::ArrayBufferView>();
+    out->store = v->Buffer()->GetBackingStore();
+    base = static_cast<const uint8_t*>(out->store->Data()) + v->ByteOffset();
+    size = v->ByteLength();
+  } else {
+    isolate->ThrowException(v8::Exception::TypeError(
+        v8::String::NewFromUtf8Literal(isolate, "checksum needs an ArrayBuffer, SharedArrayBuffer or view")));
+    return false;
+  }
+  double offset = offsetArg->IsNumber() ? offsetArg.As<v8::Number>()->Value() : 0;
+  double length = lengthArg->IsNumber() ? lengthArg.As<v8::Number>()->Value() : static_cast<double>(size) - offset;
+  if (!(offset >= 0) || !(length >= 0) || offset + length > static_cast<double>(size)) {
+    isolate->ThrowException(v8::Exception::RangeError(v8::String::NewFromUtf8Literal(isolate, "checksum range")));
+    return false;
+  }
+  out->data = base + static_cast<size_t>(offset);
+  out->length = static_cast<size_t>(length);
+  return true;
+}
+
+void Checksum(const v8::FunctionCallbackInfo<v8::Value>& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  Range r;
+  if (!ToRange(isolate, args[0], args[1], args[2], &r)) return;
+  args.GetReturnValue().Set(v8::Integer::NewFromUnsigned(isolate, ImageChecksum(r.data, r.length)));
+}
+
+struct Job {
+  std::vector<Range> ranges;
+  std::vector<uint32_t> results;
+  std::thread thread;
+};
+
+// Jobs by id. Only the thread that loaded the addon starts and waits for jobs (the map's owner).
+std::vector<std::unique_ptr<Job>> jobs;
+
+void ChecksumStart(const v8::FunctionCallbackInfo<v8::Value>& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  if (args.Length() < 1 || !args[0]->IsArray()) {
+    isolate->ThrowException(
+        v8::Exception::TypeError(v8::String::NewFromUtf8Literal(isolate, "checksumStart([buffer, offset, length, ...])")));
+    return;
+  }
+  auto list = args[0].As<v8::Array>();
+  auto job = std::make_unique<Job>();
+  for (uint32_t i = 0; i + 2 < list->Length(); i += 3) {
+    Range r;
+    if (!ToRange(isolate, list->Get(context, i).ToLocalChecked(), list->Get(context, i + 1).ToLocalChecked(),
+                 list->Get(context, i + 2).ToLocalChecked(), &r)) {
+      return;
+    }
+    job->ranges.push_back(r);
+  }
+  job->results.resize(job->ranges.size());
+  Job* j = job.get();
+  j->thread = std::thread([j]() {
+    for (size_t i = 0; i < j->ranges.size(); i++) j->results[i] = ImageChecksum(j->ranges[i].data, j->ranges[i].length);
+  });
+  size_t id = 0;
+  while (id < jobs.size() && jobs[id] != nullptr) id++;
+  if (id == jobs.size()) jobs.emplace_back();
+  jobs[id] = std::move(job);
+  args.GetReturnValue().Set(v8::Integer::NewFromUnsigned(isolate, static_cast<uint32_t>(id)));
+}
+
+void ChecksumWait(const v8::FunctionCallbackInfo<v8::Value>& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  uint32_t id = args.Length() >= 1 && args[0]->IsUint32() ? args[0].As<v8::Uint32>()->Value() : UINT32_MAX;
+  if (id >= jobs.size() || jobs[id] == nullptr) {
+    isolate->ThrowException(v8::Exception::RangeError(v8::String::NewFromUtf8Literal(isolate, "no such checksum job")));
+    return;
+  }
+  std::unique_ptr<Job> job = std::move(jobs[id]);
+  job->thread.join();
+  v8::Local<v8::Array> out = v8::Array::New(isolate, static_cast<int>(job->results.size()));
+  for (size_t i = 0; i < job->results.size(); i++) {
+    out->Set(context, static_cast<uint32_t>(i), v8::Integer::NewFromUnsigned(isolate, job->results[i])).Check();
+  }
+  args.GetReturnValue().Set(out);
+}
+
+}  // namespace
+
+NODE_MODULE_INIT(/* exports, module, context */) {
+  InitTable();
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  have_sse42 = __builtin_cpu_supports("sse4.2");
+#endif
+  v8::Isolate* isolate = context->GetIsolate();
+  exports
+      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "mapFile"),
+            v8::FunctionTemplate::New(isolate, MapFile)->GetFunction(context).ToLocalChecked())
+      .Check();
+  exports
+      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "checksum"),
+            v8::FunctionTemplate::New(isolate, Checksum)->GetFunction(context).ToLocalChecked())
+      .Check();
+  exports
+      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "checksumStart"),
+            v8::FunctionTemplate::New(isolate, ChecksumStart)->GetFunction(context).ToLocalChecked())
+      .Check();
+  exports
+      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "checksumWait"),
+            v8::FunctionTemplate::New(isolate, ChecksumWait)->GetFunction(context).ToLocalChecked())
+      .Check();
+}

@@ -1,0 +1,206 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Engine } from '@heapless/engine';
+import { afterAll, describe, expect, it } from 'vitest';
+import { IMAGE_FILE } from './image.js';
+import { native, portableImageChecksum } from './native.js';
+import { OffHeapMap } from './offheap-map.js';
+import { struct, utf8 } from './struct.js';
+
+const root = mkdtempSync(join(tmpdir(), 'offheap-image-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let dirs = 0;
+const freshDir = () => join(root, `i${dirs++}`);
+
+type Rec = { id: number; name: string; tags: string[] };
+const rec = (i: number): Rec => ({ id: i, name: `name-${i}-${'x'.repeat(i % 40)}`, tags: [`t${i % 7}`] });
+
+/** A closed map directory holding keys k0..k(n-1) (every third one deleted, so there are free blocks and tombstones). */
+async function closedMap(n: number): Promise<{ dir: string; model: Map<string, Rec> }> {
+  const dir = freshDir();
+  const map = await OffHeapMap.open<string, Rec>({ dir });
+  const model = new Map<string, Rec>();
+  for (let i = 0; i < n; i++) {
+    map.set(`k${i}`, rec(i));
+    model.set(`k${i}`, rec(i));
+  }
+  for (let i = 0; i < n; i += 3) {
+    map.delete(`k${i}`);
+    model.delete(`k${i}`);
+  }
+  await map.close();
+  return { dir, model };
+}
+
+async function expectContents(map: OffHeapMap<string, Rec>, model: Map<string, Rec>): Promise<void> {
+  expect(map.size).toBe(model.size);
+  expect(new Map(map.entries())).toEqual(model);
+}
+
+describe('map image', () => {
+  it('is written at close and loaded at open, and the loaded map goes on allocating, growing and persisting', async () => {
+    const { dir, model } = await closedMap(5000);
+    const map = await OffHeapMap.open<string, Rec>({ dir });
+    expect(map.stats()).toMatchObject({ loadedFrom: 'image', imageRejected: null });
+    await expectContents(map, model);
+    const before = map.stats();
+    // reuse freed blocks (free lists came back), overwrite, grow the index past its capacity
+    for (let i = 0; i < 20000; i++) {
+      map.set(`n${i}`, rec(i));
+      model.set(`n${i}`, rec(i));
+    }
+    for (let i = 1; i < 5000; i += 3) {
+      map.set(`k${i}`, rec(i + 1));
+      model.set(`k${i}`, rec(i + 1));
+    }
+    expect(map.stats().indexCapacity).toBeGreaterThan(before.indexCapacity);
+    await expectContents(map, model);
+    await map.close();
+    // the next open uses the newer image; a scan of the engine agrees with it
+    const again = await OffHeapMap.open<string, Rec>({ dir });
+    expect(again.stats().loadedFrom).toBe('image');
+    await expectContents(again, model);
+    const stats = again.stats();
+    await again.close();
+    const scanned = await OffHeapMap.open<string, Rec>({ dir, image: false });
+    expect(scanned.stats()).toMatchObject({ loadedFrom: 'scan', imageRejected: 'map images disabled' });
+    await expectContents(scanned, model);
+    expect(scanned.stats().payloadBytes).toBe(stats.payloadBytes);
+    await scanned.close();
+  });
+
+  it('is kept as it is when the map closes unchanged', async () => {
+    const { dir, model } = await closedMap(100);
+    const path = join(dir, IMAGE_FILE);
+    const written = statSync(path).mtimeMs;
+    const bytes = readFileSync(path);
+    for (let round = 0; round < 2; round++) {
+      const map = await OffHeapMap.open<string, Rec>({ dir });
+      expect(map.stats().loadedFrom).toBe('image');
+      await expectContents(map, model);
+      await map.close();
+    }
+    expect(statSync(path).mtimeMs).toBe(written);
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+  });
+
+  it('is ignored once the engine moved on without it (written to directly, or by a map that did not close)', async () => {
+    const { dir, model } = await closedMap(300);
+    const engine = await Engine.open(dir);
+    await engine.put(Buffer.from('\x01k1'), Buffer.from([0x2a])); // msgpack 42 under the map's data namespace
+    await engine.close();
+    const map = await OffHeapMap.open<string, unknown>({ dir });
+    expect(map.stats().loadedFrom).toBe('scan');
+    expect(map.stats().imageRejected).toMatch(/sequence/);
+    expect(map.get('k1')).toBe(42);
+    expect(map.size).toBe(model.size);
+    await map.close();
+  });
+
+  it('is not written with image: false, and a map opened so leaves the old image stale, never wrong', async () => {
+    const { dir, model } = await closedMap(200);
+    const off = await OffHeapMap.open<string, Rec>({ dir, image: false });
+    off.set('k2', rec(9999));
+    model.set('k2', rec(9999));
+    await off.close();
+    const map = await OffHeapMap.open<string, Rec>({ dir });
+    expect(map.stats().loadedFrom).toBe('scan');
+    await expectContents(map, model);
+    await map.close();
+    const fresh = freshDir();
+    const none = await OffHeapMap.open({ dir: fresh, image: false });
+    none.set('a', 1);
+    await none.close();
+    expect(() => statSync(join(fresh, IMAGE_FILE))).toThrow();
+  });
+
+  it.each([
+    ['a flipped byte in an arena segment', 'checksum mismatch in section', (b: Buffer) => flip(b, b.length - 100)],
+    ['a flipped byte in the index', 'checksum mismatch in section 0', (b: Buffer) => flip(b, 64 * 1024 + 9)],
+    ['a flipped byte in the header', 'header checksum', (b: Buffer) => flip(b, 70)],
+    ['a truncated file', 'truncated', (b: Buffer) => b.subarray(0, b.length - 5000)],
+    ['a file cut inside the header', 'truncated', (b: Buffer) => b.subarray(0, 500)],
+    ['an empty file', 'truncated', () => Buffer.alloc(0)],
+    ['another magic', 'bad magic', (b: Buffer) => Buffer.concat([Buffer.from('NOTANIMG'), b.subarray(8)])],
+    ['random bytes', 'bad magic', (b: Buffer) => Buffer.from(b.map((_, i) => (i * 131 + 7) & 0xff))],
+  ])('with %s is ignored (reason: %s) and the map is rebuilt from the engine', async (_what, reason, damage) => {
+    const { dir, model } = await closedMap(2000);
+    const path = join(dir, IMAGE_FILE);
+    writeFileSync(path, damage(readFileSync(path)));
+    const map = await OffHeapMap.open<string, Rec>({ dir });
+    expect(map.stats().loadedFrom).toBe('scan');
+    expect(map.stats().imageRejected).toContain(reason);
+    await expectContents(map, model);
+    await map.close();
+    // the close wrote a good image again
+    const again = await OffHeapMap.open<string, Rec>({ dir });
+    expect(again.stats().loadedFrom).toBe('image');
+    await expectContents(again, model);
+    await again.close();
+  });
+
+  it('holds struct maps, whose views read and write the loaded memory in place', async () => {
+    const Point = struct({ x: 'f64', y: 'i32', label: utf8(8) });
+    const dir = freshDir();
+    const map = await OffHeapMap.open<string, unknown, typeof Point.fields>({ dir, struct: Point });
+    for (let i = 0; i < 1000; i++) map.set(`p${i}`, { x: i / 2, y: -i, label: `L${i}` });
+    await map.close();
+    const again = await OffHeapMap.open<string, unknown, typeof Point.fields>({ dir, struct: Point });
+    expect(again.stats().loadedFrom).toBe('image');
+    const v = again.view();
+    expect(again.locate('p7', v)).toBe(true);
+    expect(v.x).toBe(3.5);
+    v.y = 1234;
+    await again.close();
+    const third = await OffHeapMap.open<string, unknown, typeof Point.fields>({ dir, struct: Point });
+    expect(third.get('p7')).toEqual({ x: 3.5, y: 1234, label: 'L7' });
+    expect(third.get('p999')).toEqual({ x: 499.5, y: -999, label: 'L999' });
+    await third.close();
+  });
+
+  it('of an empty map round-trips', async () => {
+    const dir = freshDir();
+    await (await OffHeapMap.open({ dir })).close();
+    const map = await OffHeapMap.open({ dir });
+    expect(map.stats().loadedFrom).toBe('image');
+    expect(map.size).toBe(0);
+    map.set('a', 1);
+    expect(map.get('a')).toBe(1);
+    await map.close();
+  });
+});
+
+describe('image checksum', () => {
+  it.runIf(process.platform === 'linux' && process.env.HEAPLESS_NATIVE !== '0')('has its native helper built', () => {
+    expect(native).not.toBeNull();
+  });
+
+  it.runIf(native !== null)('is the same natively (chunks in parallel) as chunk by chunk', () => {
+    for (const n of [0, 1, 7, 65535, 65536, 65537, 3 * 65536, 3 * 65536 + 1, 9 * 1024 * 1024 + 3]) {
+      const b = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) b[i] = (i * 31 + (i >>> 11)) & 0xff;
+      expect(native!.checksum(b, 0, n)).toBe(portableImageChecksum(b));
+      const sab = new SharedArrayBuffer(n + 10);
+      new Uint8Array(sab).set(b, 10);
+      const job = native!.checksumStart([sab, 10, n, b, 0, n]);
+      expect(native!.checksumWait(job)).toEqual([portableImageChecksum(b), portableImageChecksum(b)]);
+    }
+  });
+
+  it('changes when any byte changes', () => {
+    const b = Buffer.alloc(200_000, 1);
+    const base = portableImageChecksum(b);
+    for (const at of [0, 65535, 65536, 199_999]) {
+      b[at] ^= 0x10;
+      expect(portableImageChecksum(b)).not.toBe(base);
+      b[at] ^= 0x10;
+    }
+  });
+});
+
+function flip(b: Buffer, at: number): Buffer {
+  const c = Buffer.from(b);
+  c[at] ^= 0x55;
+  return c;
+}

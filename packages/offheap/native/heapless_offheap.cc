@@ -16,10 +16,13 @@
 //
 //   checksumStart([buffer, offset, length, ...]) -> job id;  checksumWait(id) -> u32[]
 //     The checksums of several ranges computed on a thread of their own, so the caller can do other work (open the
-//     engine) meanwhile. The job holds the buffers' memory until it is waited for.
+//     engine) meanwhile; checksumWait then joins in on the chunks left. The job holds the buffers' memory until it
+//     is waited for.
 #include <node.h>
 #include <v8.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -246,10 +249,29 @@ void Checksum(const v8::FunctionCallbackInfo<v8::Value>& args) {
   args.GetReturnValue().Set(v8::Integer::NewFromUnsigned(isolate, ImageChecksum(r.data, r.length)));
 }
 
+// A checksum job: the ranges' chunks in tasks of kTaskChunks, taken in order by the job's thread and, once the
+// owner calls checksumWait, by the owner's thread too (it has nothing else to do then).
+constexpr size_t kTaskChunks = 16;
+
+struct Task {
+  size_t range;
+  size_t from;
+  size_t to;
+};
+
 struct Job {
   std::vector<Range> ranges;
-  std::vector<uint32_t> results;
+  std::vector<std::vector<uint32_t>> crcs;
+  std::vector<Task> tasks;
+  std::atomic<size_t> next{0};
   std::thread thread;
+
+  void Work() {
+    for (size_t t = next.fetch_add(1); t < tasks.size(); t = next.fetch_add(1)) {
+      const Task& k = tasks[t];
+      ChunkCrcs(ranges[k.range].data, ranges[k.range].length, k.from, k.to, crcs[k.range].data());
+    }
+  }
 };
 
 // Jobs by id. Only the thread that loaded the addon starts and waits for jobs (the map's owner).
@@ -273,11 +295,13 @@ void ChecksumStart(const v8::FunctionCallbackInfo<v8::Value>& args) {
     }
     job->ranges.push_back(r);
   }
-  job->results.resize(job->ranges.size());
+  for (size_t r = 0; r < job->ranges.size(); r++) {
+    size_t chunks = (job->ranges[r].length + kChunk - 1) / kChunk;
+    job->crcs.emplace_back(chunks);
+    for (size_t c = 0; c < chunks; c += kTaskChunks) job->tasks.push_back({r, c, std::min(chunks, c + kTaskChunks)});
+  }
   Job* j = job.get();
-  j->thread = std::thread([j]() {
-    for (size_t i = 0; i < j->ranges.size(); i++) j->results[i] = ImageChecksum(j->ranges[i].data, j->ranges[i].length);
-  });
+  j->thread = std::thread([j]() { j->Work(); });
   size_t id = 0;
   while (id < jobs.size() && jobs[id] != nullptr) id++;
   if (id == jobs.size()) jobs.emplace_back();
@@ -294,10 +318,13 @@ void ChecksumWait(const v8::FunctionCallbackInfo<v8::Value>& args) {
     return;
   }
   std::unique_ptr<Job> job = std::move(jobs[id]);
+  job->Work();
   job->thread.join();
-  v8::Local<v8::Array> out = v8::Array::New(isolate, static_cast<int>(job->results.size()));
-  for (size_t i = 0; i < job->results.size(); i++) {
-    out->Set(context, static_cast<uint32_t>(i), v8::Integer::NewFromUnsigned(isolate, job->results[i])).Check();
+  v8::Local<v8::Array> out = v8::Array::New(isolate, static_cast<int>(job->ranges.size()));
+  for (size_t i = 0; i < job->ranges.size(); i++) {
+    const std::vector<uint32_t>& crcs = job->crcs[i];
+    uint32_t c = Crc(reinterpret_cast<const uint8_t*>(crcs.data()), crcs.size() * 4);
+    out->Set(context, static_cast<uint32_t>(i), v8::Integer::NewFromUnsigned(isolate, c)).Check();
   }
   args.GetReturnValue().Set(out);
 }

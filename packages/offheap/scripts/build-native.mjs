@@ -6,7 +6,7 @@
  * gets a notice, not a failure. Skips the build when the output is newer than the source and this Node's headers.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,6 +31,7 @@ if (process.platform !== 'linux') {
   // Up to date.
 } else {
   mkdirSync(dirname(output), { recursive: true });
+  rmSync(output, { force: true }); // a failed build must not leave an older helper in place
   const cxx = process.env.CXX || 'c++';
   const args = ['-O2', '-std=c++17', '-Wall', '-shared', '-fPIC', '-pthread', `-I${headers}`, '-o', output, source];
   const r = spawnSync(cxx, args, { stdio: ['ignore', 'inherit', 'inherit'] });

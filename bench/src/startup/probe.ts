@@ -8,7 +8,10 @@ import type { Sample } from '../harness/benchmark.js';
 import type { ProbeMessage } from './probe-messages.js';
 
 const probes: Readonly<Record<string, (dir: string, records: number) => Promise<Sample[]>>> = {
-  'offheap-map': async (dir, records) => (await import('./probes/offheap-map-probe.js')).probeOffHeapMap(dir, records),
+  'offheap-map': async (dir, records) =>
+    (await import('./probes/offheap-map-probe.js')).probeOffHeapMap(dir, records, true),
+  'offheap-scan': async (dir, records) =>
+    (await import('./probes/offheap-map-probe.js')).probeOffHeapMap(dir, records, false),
   'map-rebuild': async (dir, records) => (await import('./probes/map-rebuild-probe.js')).probeMapRebuild(dir, records),
   lmdb: async (dir, records) => (await import('./probes/lmdb-probe.js')).probeLmdb(dir, records),
   'fs-read': async (dir) => (await import('./probes/fs-read-probe.js')).probeFsRead(dir),

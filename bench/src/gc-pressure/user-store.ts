@@ -10,6 +10,10 @@ export interface UserStore {
   get(key: string): User | undefined;
   /** The user's age, through the cheapest path the system has (a flyweight view for struct maps). */
   getAge(key: string): number | undefined;
+  /** How many users are at least `minAge`, by one pass over every record on this thread. */
+  countOlder(minAge: number): number;
+  /** The same on worker threads (OffHeapMap's parallel `scan`); absent where the system has no parallel scan. */
+  countOlderParallel?(minAge: number): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -29,6 +29,7 @@ export const gcPressureWorkload: BenchmarkWorkload = {
       await load(ctx, store);
       if (ctx.phases.has('get')) await getRandom(ctx, store);
       if (ctx.phases.has('get-field')) await getFieldRandom(ctx, store);
+      if (ctx.phases.has('scan')) await scan(ctx, store);
       if (ctx.phases.has('update')) await update(ctx, store);
     } finally {
       await store.close();
@@ -114,6 +115,41 @@ async function getFieldRandom(ctx: RunContext, store: UserStore): Promise<void> 
   ticker.finish();
   if (misses > 0 || ages === 0) throw new Error(`get-field: ${misses} of ${n} users missing`);
   reportRate(ctx, 'get-field', n, ms);
+}
+
+/** Age threshold of the scan: about half the users pass it. */
+const SCAN_MIN_AGE = 50;
+const SCAN_REPEATS = 3;
+
+async function scan(ctx: RunContext, store: UserStore): Promise<void> {
+  const expected = store.countOlder(SCAN_MIN_AGE); // warm-up, and the count every pass must find
+  if (expected === 0) throw new Error('scan: no user passes the threshold');
+  const single = await timeScans(ctx, 'scan', async () => store.countOlder(SCAN_MIN_AGE), expected);
+  reportRate(ctx, 'scan', ctx.records, single);
+  if (store.countOlderParallel === undefined) return;
+  const parallel = store.countOlderParallel.bind(store);
+  if ((await parallel(SCAN_MIN_AGE)) !== expected) throw new Error('scan (parallel): wrong count');
+  reportRate(ctx, 'scan (parallel)', ctx.records, await timeScans(ctx, 'scan (parallel)', parallel, expected));
+}
+
+/** Median ms of {@link SCAN_REPEATS} timed passes; each must count `expected`. */
+async function timeScans(
+  ctx: RunContext,
+  label: string,
+  pass: (minAge: number) => Promise<number>,
+  expected: number,
+): Promise<number> {
+  const ticker = ctx.progress(label, SCAN_REPEATS);
+  const times: number[] = [];
+  for (let i = 0; i < SCAN_REPEATS; i++) {
+    const started = performance.now();
+    const n = await pass(SCAN_MIN_AGE);
+    times.push(performance.now() - started);
+    if (n !== expected) throw new Error(`${label}: counted ${n}, expected ${expected}`);
+    ticker.update(i + 1);
+  }
+  ticker.finish();
+  return times.sort((a, b) => a - b)[SCAN_REPEATS >> 1]!;
 }
 
 async function update(ctx: RunContext, store: UserStore): Promise<void> {

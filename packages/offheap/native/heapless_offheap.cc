@@ -338,20 +338,12 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   have_sse42 = __builtin_cpu_supports("sse4.2");
 #endif
   v8::Isolate* isolate = context->GetIsolate();
-  exports
-      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "mapFile"),
-            v8::FunctionTemplate::New(isolate, MapFile)->GetFunction(context).ToLocalChecked())
-      .Check();
-  exports
-      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "checksum"),
-            v8::FunctionTemplate::New(isolate, Checksum)->GetFunction(context).ToLocalChecked())
-      .Check();
-  exports
-      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "checksumStart"),
-            v8::FunctionTemplate::New(isolate, ChecksumStart)->GetFunction(context).ToLocalChecked())
-      .Check();
-  exports
-      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "checksumWait"),
-            v8::FunctionTemplate::New(isolate, ChecksumWait)->GetFunction(context).ToLocalChecked())
-      .Check();
+  const std::pair<const char*, v8::FunctionCallback> functions[] = {
+      {"mapFile", MapFile}, {"checksum", Checksum}, {"checksumStart", ChecksumStart}, {"checksumWait", ChecksumWait}};
+  for (const auto& [name, fn] : functions) {
+    exports
+        ->Set(context, v8::String::NewFromUtf8(isolate, name).ToLocalChecked(),
+              v8::FunctionTemplate::New(isolate, fn)->GetFunction(context).ToLocalChecked())
+        .Check();
+  }
 }

@@ -22,6 +22,12 @@ class LmdbUserStore implements UserStore {
     return this.db.get(key)?.age;
   }
 
+  countOlder(minAge: number): number {
+    let n = 0;
+    for (const { value } of this.db.getRange()) if (value.age >= minAge) n++;
+    return n;
+  }
+
   close(): Promise<void> {
     return this.db.close();
   }

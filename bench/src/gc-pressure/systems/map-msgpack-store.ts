@@ -24,6 +24,12 @@ class MapMsgpackStore implements UserStore {
     return this.get(key)?.age;
   }
 
+  countOlder(minAge: number): number {
+    let n = 0;
+    for (const bytes of this.map.values()) if ((this.packr.unpack(bytes) as User).age >= minAge) n++;
+    return n;
+  }
+
   async close(): Promise<void> {
     this.map.clear();
   }

@@ -18,6 +18,12 @@ class MapObjectStore implements UserStore {
     return this.map.get(key)?.age;
   }
 
+  countOlder(minAge: number): number {
+    let n = 0;
+    for (const user of this.map.values()) if (user.age >= minAge) n++;
+    return n;
+  }
+
   async close(): Promise<void> {
     this.map.clear();
   }

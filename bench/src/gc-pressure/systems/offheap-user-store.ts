@@ -8,6 +8,7 @@
  * declared here and checked at load time.
  */
 import { SystemUnavailableError } from '../../harness/benchmark.js';
+import { countOlder, countOlderByView } from '../scan-worker.js';
 import type { User } from '../user.js';
 import type { UserStore, UserStoreFactory } from '../user-store.js';
 
@@ -22,13 +23,25 @@ interface AgeView {
   readonly age: number;
 }
 
+interface AgeCursor {
+  next(): boolean;
+  readonly value: User;
+  readonly view: AgeView;
+}
+
 interface OffHeapMapLike {
   set(key: string, value: User): unknown;
   get(key: string): User | undefined;
   view(): AgeView;
   locate(key: string, view: AgeView): boolean;
+  scanSync<R>(fn: (cursor: AgeCursor, arg: unknown) => R, arg?: unknown): R[];
+  scan<R>(fn: { module: URL; name: string; arg: unknown }): Promise<R[]>;
   clear(): void;
+  close(): Promise<void>;
 }
+
+/** The worker module of the parallel scan (its `countOlder` is the same loop as {@link countOlder}). */
+const SCAN_MODULE = new URL('../scan-worker.js', import.meta.url);
 
 interface OffHeapModule {
   OffHeapMap: new (options?: object) => OffHeapMapLike;
@@ -63,8 +76,19 @@ class OffHeapUserStore implements UserStore {
     return this.map.locate(key, view) ? view.age : undefined;
   }
 
+  countOlder(minAge: number): number {
+    return this.map.scanSync(this.view === null ? countOlder : countOlderByView, minAge).reduce((a, b) => a + b, 0);
+  }
+
+  async countOlderParallel(minAge: number): Promise<number> {
+    const name = this.view === null ? 'countOlder' : 'countOlderByView';
+    const parts = await this.map.scan<number>({ module: SCAN_MODULE, name, arg: minAge });
+    return parts.reduce((a, b) => a + b, 0);
+  }
+
   async close(): Promise<void> {
     this.map.clear();
+    await this.map.close(); // ends the scan's worker pool
   }
 }
 

@@ -307,18 +307,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const slot = this.find(key);
     if (slot < 0) return undefined;
     const loc = this.foundTable.slots[slot * 2 + 1]!;
-    const seg = loc >>> LOC_OFFSET_BITS;
     const off = (loc & LOC_OFFSET_MASK) * 8;
-    const arena = this.arena;
-    const start = off + RECORD_HEADER_BYTES + this.keyLength;
-    if (this.structType !== null) return this.structType.decodeFrom(arena.u8[seg]!, arena.dv[seg]!, start) as V;
-    return this.codec!.decode(
-      arena.u8[seg]!,
-      arena.dv[seg]!,
-      arena.i32[seg]!,
-      start,
-      start + arena.i32[seg]![off >>> 2]!,
-    ) as V;
+    return this.decodeValue(loc >>> LOC_OFFSET_BITS, off, off + RECORD_HEADER_BYTES + this.keyLength);
   }
 
   /** True if `key` is present. */
@@ -1028,8 +1018,12 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   private readValue(seg: number, off: number): V {
+    return this.decodeValue(seg, off, off + RECORD_HEADER_BYTES + this.arena.u16[seg]![(off + 4) >>> 1]!);
+  }
+
+  /** The value of the record at `off` in segment `seg`, whose value bytes start at `start`. */
+  private decodeValue(seg: number, off: number, start: number): V {
     const arena = this.arena;
-    const start = off + RECORD_HEADER_BYTES + arena.u16[seg]![(off + 4) >>> 1]!;
     if (this.structType !== null) return this.structType.decodeFrom(arena.u8[seg]!, arena.dv[seg]!, start) as V;
     return this.codec!.decode(
       arena.u8[seg]!,

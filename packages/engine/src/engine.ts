@@ -198,9 +198,6 @@ export class Engine {
       put: (buf, ks, kl, vs, vl, seq) => this.mem.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
       del: (buf, ks, kl, seq) => this.mem.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
     };
-    versions.onVersionReleased = () => {
-      if (!this.closing) this.deleteObsoleteFiles();
-    };
   }
 
   /**
@@ -309,6 +306,11 @@ export class Engine {
     // One new manifest records the recovered tables and the new log number together (tables are already synced).
     versions.applyUnlogged(edit);
     versions.writeNewManifest();
+    // Only from here on may obsolete files go: before the new manifest is durable, the old one may still be the one
+    // CURRENT names, and it needs the WALs just replayed.
+    versions.onVersionReleased = () => {
+      if (!this.closing) this.deleteObsoleteFiles();
+    };
     this.deleteObsoleteFiles();
     this.maybeScheduleCompaction();
   }

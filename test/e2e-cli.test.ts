@@ -160,6 +160,8 @@ describe('heapless serve', () => {
       await kv.close();
 
       s = await start('--data', dir);
+      // a clean stop wrote the map image: the restart loads it instead of scanning the engine
+      expect(s.lines.find((l) => l.msg === 'listening')).toMatchObject({ entries: 500, loadedFrom: 'image' });
       kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
       expect(await kv.size()).toBe(500);
       expect(unpack((await kv.get('k499'))!)).toEqual({ i: 499 });
@@ -170,6 +172,12 @@ describe('heapless serve', () => {
       await kv.close();
 
       s = await start('--data', dir);
+      // after kill -9 the image is stale (the engine moved on): the start scans, and says why
+      expect(s.lines.find((l) => l.msg === 'listening')).toMatchObject({
+        entries: 550,
+        loadedFrom: 'scan',
+        imageRejected: expect.stringMatching(/sequence/),
+      });
       kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
       const synced = await kv.getMany(Array.from({ length: 50 }, (_, i) => `s${i}`));
       expect(synced.map((v) => unpack(v!))).toEqual(Array.from({ length: 50 }, (_, i) => i));

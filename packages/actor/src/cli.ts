@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   }
   const server = await serve(args);
   server.log.info(
-    { url: server.url, http: server.httpUrl, data: args.memory ? null : args.data, sync: args.sync },
+    { url: server.url, http: server.httpUrl, data: args.memory ? null : args.data, sync: args.sync, ...server.startup },
     'listening',
   );
   onShutdownSignals(() => server.close(), server.log);

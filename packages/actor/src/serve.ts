@@ -7,7 +7,10 @@ import { type Published, publish } from './publish.js';
 import { spawn } from './spawn.js';
 
 /** A running `heapless serve`; `close()` stops accepting, finishes calls in flight, stops the actor (closing the map). */
-export interface RunningServer extends Published {}
+export interface RunningServer extends Published {
+  /** How the map got its entries at start: from its map image, by a scan of the engine, or memory-only. */
+  readonly startup: { entries: number; loadedFrom: string; imageRejected: string | null; ms: number };
+}
 
 /**
  * Starts what `heapless serve` runs: a KV actor over an OffHeapMap (persisted in `args.data`, or memory-only), with
@@ -15,9 +18,12 @@ export interface RunningServer extends Published {}
  */
 export async function serve(args: ServeArgs): Promise<RunningServer> {
   // The engine reports a directory locked by another process as HEAPLESS_ERR_LOCKED, naming the directory.
+  const opening = performance.now();
   const map = args.memory
     ? new OffHeapMap<string, unknown>()
     : await OffHeapMap.open<string, unknown>({ dir: args.data, sync: args.sync });
+  const { loadedFrom, imageRejected } = map.stats();
+  const startup = { entries: map.size, loadedFrom, imageRejected, ms: Math.round(performance.now() - opening) };
   const metrics = new Metrics();
   metrics.addGauge('heapless_entries', 'Entries in the map.', () => map.size);
   metrics.addGauge('heapless_offheap_bytes', 'Bytes of the map off the JS heap (index and arena).', () => {
@@ -72,6 +78,7 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
   }
   return {
     ...server,
+    startup,
     async close() {
       await server.close();
       await ref.stop({ drain: true });

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -274,7 +275,8 @@ struct Job {
   }
 };
 
-// Jobs by id. Only the thread that loaded the addon starts and waits for jobs (the map's owner).
+// Jobs by id, for every thread of the process that loaded the addon (maps may be opened in worker threads).
+std::mutex jobs_mutex;
 std::vector<std::unique_ptr<Job>> jobs;
 
 void ChecksumStart(const v8::FunctionCallbackInfo<v8::Value>& args) {
@@ -302,6 +304,7 @@ void ChecksumStart(const v8::FunctionCallbackInfo<v8::Value>& args) {
   }
   Job* j = job.get();
   j->thread = std::thread([j]() { j->Work(); });
+  std::lock_guard<std::mutex> lock(jobs_mutex);
   size_t id = 0;
   while (id < jobs.size() && jobs[id] != nullptr) id++;
   if (id == jobs.size()) jobs.emplace_back();
@@ -313,11 +316,15 @@ void ChecksumWait(const v8::FunctionCallbackInfo<v8::Value>& args) {
   v8::Isolate* isolate = args.GetIsolate();
   v8::Local<v8::Context> context = isolate->GetCurrentContext();
   uint32_t id = args.Length() >= 1 && args[0]->IsUint32() ? args[0].As<v8::Uint32>()->Value() : UINT32_MAX;
-  if (id >= jobs.size() || jobs[id] == nullptr) {
+  std::unique_ptr<Job> job;
+  {
+    std::lock_guard<std::mutex> lock(jobs_mutex);
+    if (id < jobs.size()) job = std::move(jobs[id]);
+  }
+  if (job == nullptr) {
     isolate->ThrowException(v8::Exception::RangeError(v8::String::NewFromUtf8Literal(isolate, "no such checksum job")));
     return;
   }
-  std::unique_ptr<Job> job = std::move(jobs[id]);
   job->Work();
   job->thread.join();
   v8::Local<v8::Array> out = v8::Array::New(isolate, static_cast<int>(job->ranges.size()));
@@ -332,11 +339,15 @@ void ChecksumWait(const v8::FunctionCallbackInfo<v8::Value>& args) {
 }  // namespace
 
 NODE_MODULE_INIT(/* exports, module, context */) {
-  InitTable();
+  // Once per process: every thread that loads the addon runs this.
+  static std::once_flag once;
+  std::call_once(once, []() {
+    InitTable();
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  have_sse42 = __builtin_cpu_supports("sse4.2");
+    __builtin_cpu_init();
+    have_sse42 = __builtin_cpu_supports("sse4.2");
 #endif
+  });
   v8::Isolate* isolate = context->GetIsolate();
   const std::pair<const char*, v8::FunctionCallback> functions[] = {
       {"mapFile", MapFile}, {"checksum", Checksum}, {"checksumStart", ChecksumStart}, {"checksumWait", ChecksumWait}};

@@ -192,7 +192,10 @@ export class Engine {
       bloomBitsPerKey: options.bloomBitsPerKey,
       compression: options.compression,
     };
-    this.mem = new Memtable(options.writeBufferSize);
+    // Room for nothing: the first write finds it full and rotates to a full-size memtable (`rotate` freezes only a
+    // memtable that holds something). An engine that is only read never allocates the ~10 MiB of arenas, and open
+    // does not pay for them.
+    this.mem = new Memtable(0);
     this.memLog = 0;
     this.inserter = {
       put: (buf, ks, kl, vs, vl, seq) => this.mem.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
@@ -202,7 +205,8 @@ export class Engine {
 
   /**
    * Opens (creating by default) the database in `dir`: replays the WAL into tables, writes a fresh manifest and
-   * starts a new WAL. Resolves to an engine the caller must `close()`.
+   * starts a new WAL; after a clean close there is nothing to replay, and open only reads (the manifest and the empty
+   * WAL are reused). Tables are opened at their first read. Resolves to an engine the caller must `close()`.
    *
    * Throws (rejects with) EngineError: LOCKED if another open holds `dir`; NOT_FOUND when there is no database and
    * `createIfMissing` is false, or there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options; IO;
@@ -249,11 +253,21 @@ export class Engine {
     }
   }
 
-  /** Replays the WALs the manifest still needs into level-0 tables, then starts a fresh manifest and WAL. */
+  /**
+   * Replays the WALs the manifest still needs, then makes the engine ready to write.
+   *
+   * After a clean close (the manifest read to its end, at most one WAL left and that one empty) there is nothing to
+   * record, so open writes and syncs nothing: the manifest is appended to as it is, and the empty WAL (or a new one)
+   * becomes the live WAL. That holds because the manifest's log number is at or below that WAL's number, so the next
+   * recovery replays it, and because recovery marks every number found on disk as used, so the number is not drawn
+   * again even though no manifest records it. Otherwise the replayed writes go to level-0 tables and one fresh
+   * manifest records them together with a new WAL.
+   */
   private recover(): void {
     const versions = this.versions;
+    const names = readdirSync(this.location);
     const logs: number[] = [];
-    for (const name of readdirSync(this.location)) {
+    for (const name of names) {
       const f = parseFileName(name);
       if (!f) continue;
       versions.markFileNumberUsed(f.number);
@@ -261,8 +275,10 @@ export class Engine {
     }
     logs.sort((a, b) => a - b);
     const edit = new VersionEdit();
-    let mem = new Memtable(this.options.writeBufferSize);
+    // Room for nothing: sized at the first record, so a clean open allocates no arenas.
+    let mem = new Memtable(0);
     let maxSequence = versions.lastSequence;
+    let logBytes = 0;
     const flushRecovered = () => {
       if (mem.count === 0) return;
       const number = versions.newFileNumber();
@@ -282,6 +298,7 @@ export class Engine {
     for (const n of logs) {
       const path = logFileName(this.location, n);
       const reader = new LogReader(path);
+      logBytes += reader.fileSize;
       for (let rec = reader.readRecord(); rec; rec = reader.readRecord()) {
         const count = batchCount(rec);
         if (!mem.hasRoomFor(rec.length, count)) {
@@ -295,24 +312,31 @@ export class Engine {
     }
     flushRecovered();
     versions.lastSequence = maxSequence;
-    if (this.options.wal) {
-      this.memLog = versions.newFileNumber();
-      this.wal = new WalWriter(logFileName(this.location, this.memLog), this.memLog, this.onWalError);
-      edit.logNumber = this.memLog;
+    const wal = this.options.wal;
+    const clean = logBytes === 0 && logs.length <= (wal ? 1 : 0);
+    if (clean && versions.reuseManifest()) {
+      if (wal) this.startWal(logs[0] ?? versions.newFileNumber());
     } else {
-      // Without a WAL, nothing below the next file number is needed.
-      edit.logNumber = versions.nextFileNumber;
+      if (wal) this.startWal(versions.newFileNumber());
+      // The new log number (without a WAL: the next file number) retires every log replayed here.
+      edit.logNumber = wal ? this.memLog : versions.nextFileNumber;
+      // One new manifest records the recovered tables and the new log number together (tables are already synced).
+      versions.applyUnlogged(edit);
+      versions.writeNewManifest();
     }
-    // One new manifest records the recovered tables and the new log number together (tables are already synced).
-    versions.applyUnlogged(edit);
-    versions.writeNewManifest();
     // Only from here on may obsolete files go: before the new manifest is durable, the old one may still be the one
     // CURRENT names, and it needs the WALs just replayed.
     versions.onVersionReleased = () => {
       if (!this.closing) this.deleteObsoleteFiles();
     };
-    this.deleteObsoleteFiles();
+    this.deleteObsoleteFiles(names);
     this.maybeScheduleCompaction();
+  }
+
+  /** Makes log `number` (created, or truncated: it is empty) the live WAL. */
+  private startWal(number: number): void {
+    this.memLog = number;
+    this.wal = new WalWriter(logFileName(this.location, number), number, this.onWalError);
   }
 
   // ---------------------------------------------------------------- writes
@@ -736,13 +760,16 @@ export class Engine {
     this.releaseStalls();
   }
 
-  /** Deletes WALs older than the manifest's log number, tables no live version lists, stale manifests and temps. */
-  private deleteObsoleteFiles(): void {
+  /**
+   * Deletes WALs older than the manifest's log number, tables no live version lists, manifests CURRENT does not name
+   * and temps. `listing`: the directory's names when the caller just read them (open).
+   */
+  private deleteObsoleteFiles(listing?: readonly string[]): void {
     const versions = this.versions;
     const live = versions.liveTableNumbers();
-    let names: string[];
+    let names: readonly string[];
     try {
-      names = readdirSync(this.location);
+      names = listing ?? readdirSync(this.location);
     } catch {
       return;
     }
@@ -759,7 +786,9 @@ export class Engine {
           if (remove) this.tableCache.evict(f.number);
           break;
         case FileType.Manifest:
-          remove = f.number < versions.manifestNumber;
+          // Also a newer one: a crash between writing a new manifest and renaming CURRENT leaves one behind, and an
+          // open that reuses the manifest CURRENT names writes none that would make it older.
+          remove = f.number !== versions.manifestNumber;
           break;
         case FileType.Temp:
           remove = true;

@@ -60,6 +60,25 @@ describe('log writer and reader', () => {
     expect(reader.validLength).toBe(readFileSync(path).length);
   });
 
+  it('appends to an existing log as if it had been written in one go, across block ends', () => {
+    const first = [2 * BLOCK_SIZE, BLOCK_SIZE - 30];
+    const second = [30, BLOCK_SIZE + 5, 0, 7];
+    const path = join(dir, 'g.log');
+    writeLog(path, first);
+    // The first part ends 2 bytes short of a block end: the next record must pad and start the next block.
+    const { reader } = readAll(path);
+    expect(reader.fileSize % BLOCK_SIZE).toBe(BLOCK_SIZE - 2);
+    const w = new LogWriter(path, 16, reader.validLength);
+    second.forEach((s, i) => {
+      w.addRecord(record(first.length + i, s), 0, s);
+    });
+    w.close();
+    const oneGo = join(dir, 'h.log');
+    writeLog(oneGo, [...first, ...second]);
+    expect(readFileSync(path)).toEqual(readFileSync(oneGo));
+    expect(readAll(path).records.map((r) => r.length)).toEqual([...first, ...second]);
+  });
+
   it('pads a block end too small for a header with zeros', () => {
     const path = join(dir, 'b.log');
     writeLog(path, [BLOCK_SIZE - HEADER_SIZE - 3, 10]);

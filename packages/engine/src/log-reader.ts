@@ -33,6 +33,11 @@ export class LogReader {
     }
   }
 
+  /** Bytes in the file. */
+  get fileSize(): number {
+    return this.data.length;
+  }
+
   /** Bytes of the log up to the end of the last good record. */
   get validLength(): number {
     return this.goodEnd;

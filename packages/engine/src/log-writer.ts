@@ -26,14 +26,20 @@ export class LogWriter {
   private written = 0;
 
   /**
-   * Creates (truncating) the file at `path`. Throws EngineError HEAPLESS_ERR_IO if it cannot be opened.
+   * Creates (truncating) the file at `path`; or, given `appendAt`, opens the log at `path` to append to it, `appendAt`
+   * being its size (a log that ends with a whole record, as LogReader's `validLength` tells). Throws EngineError
+   * HEAPLESS_ERR_IO if it cannot be opened.
    */
-  constructor(path: string, initialBuffer = 64 * 1024) {
+  constructor(path: string, initialBuffer = 64 * 1024, appendAt?: number) {
     this.path = path;
     try {
-      this.fd = openSync(path, 'w');
+      this.fd = openSync(path, appendAt === undefined ? 'w' : 'a');
     } catch (err) {
-      throw ioError('creating', path, err);
+      throw ioError(appendAt === undefined ? 'creating' : 'opening', path, err);
+    }
+    if (appendAt !== undefined) {
+      this.written = appendAt;
+      this.blockOffset = appendAt % BLOCK_SIZE;
     }
     this.pending = Buffer.allocUnsafe(initialBuffer);
   }

@@ -4,8 +4,9 @@
  *
  * The manifest is a log (log-format.ts) of version edits (version-edit.ts). `CURRENT` names it; it is replaced by
  * writing a temporary file, fsyncing it, renaming it over `CURRENT` and fsyncing the directory, so that a crash
- * leaves either the old or the new manifest named, never a torn name. Every open writes a fresh manifest holding one
- * edit with the whole state, so manifests stay small.
+ * leaves either the old or the new manifest named, never a torn name. An open that recovered something writes a fresh
+ * manifest holding one edit with the whole state; an open after a clean close appends to the manifest it read (it
+ * has nothing to record); a manifest past 16 MiB is rewritten as one edit, so manifests stay small.
  *
  * Ownership: the VersionSet owns the manifest's file descriptor; `close()` closes it.
  */
@@ -43,6 +44,8 @@ export class VersionSet {
   logNumber = 0;
   manifestNumber = 0;
   private manifest: LogWriter | undefined;
+  /** The manifest `recover` read, when it may be appended to as it is (see `reuseManifest`). */
+  private recovered: { path: string; size: number } | undefined;
   /** Called when a version stops being referenced: tables may have become deletable. */
   onVersionReleased: () => void = () => {};
 
@@ -129,7 +132,24 @@ export class VersionSet {
     this.nextFileNumber = nextFile;
     this.lastSequence = lastSeq;
     this.manifestNumber = Number(m[1]);
+    // Appending after a torn edit would turn it into damage in the middle of the log.
+    const whole = reader.validLength === reader.fileSize;
+    this.recovered = whole && reader.fileSize < MANIFEST_ROLL_SIZE ? { path, size: reader.fileSize } : undefined;
     this.installCurrent(this.makeVersion(levels.map((l) => [...l.values()])));
+  }
+
+  /**
+   * Makes the manifest `recover` read the live one again: later edits are appended to it. Returns false, changing
+   * nothing, when there is none or it cannot be reused as it is (a torn last edit, or past the roll size); the caller
+   * then writes a new one. Needs no sync: the manifest is durable already, every edit in it having been synced before
+   * it was used, and CURRENT already names it. For an open that has nothing to record. Throws EngineError IO.
+   */
+  reuseManifest(): boolean {
+    const m = this.recovered;
+    this.recovered = undefined;
+    if (m === undefined) return false;
+    this.manifest = new LogWriter(m.path, 4096, m.size);
+    return true;
   }
 
   /** A number for a new file. */
@@ -147,6 +167,7 @@ export class VersionSet {
    * the manifest grows large. Throws EngineError IO.
    */
   writeNewManifest(): void {
+    this.recovered = undefined;
     const number = this.newFileNumber();
     const tempNumber = this.newFileNumber();
     const writer = new LogWriter(manifestFileName(this.dir, number));
@@ -155,6 +176,7 @@ export class VersionSet {
       const bytes = edit.encode();
       writer.addRecord(bytes, 0, bytes.length);
       writer.writePending();
+      // Durable before CURRENT names it: a CURRENT naming a manifest whose bytes a crash lost is a database lost.
       writer.syncNow();
       setCurrentFile(this.dir, number, tempNumber);
     } catch (err) {
@@ -238,10 +260,14 @@ export function setCurrentFile(dir: string, manifestNumber: number, tempNumber: 
   const fd = openSync(tmp, 'w');
   try {
     writeFileSync(fd, `${manifestBaseName(manifestNumber)}\n`);
+    // Before the rename: otherwise a crash may leave CURRENT renamed but empty (the rename reached the disk, the
+    // data did not), and the database would not open.
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   renameSync(tmp, join(dir, CURRENT_FILE));
+  // The rename is durable only once the directory is: without this, a crash could bring back the old CURRENT after
+  // the caller has gone on to delete what only the old manifest needed (WALs, tables, the old manifest itself).
   syncDirectory(dir);
 }

@@ -1,8 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LogReader } from './log-reader.js';
+import { LogWriter } from './log-writer.js';
 import { WalWriter } from './wal-writer.js';
 
 let dir: string;
@@ -59,6 +60,22 @@ describe('WAL writer (group commit)', () => {
     for (let i = 0; i < 12; i++) wal.append(big, 0, big.length);
     expect(readFileSync(wal.path).length).toBeGreaterThan(1_000_000);
     return wal.close();
+  });
+
+  it('syncs at close only a log that received bytes', async () => {
+    const sync = vi.spyOn(LogWriter.prototype, 'sync');
+    try {
+      const empty = new WalWriter(join(dir, '000006.log'), 6, () => {});
+      await empty.close();
+      expect(sync).not.toHaveBeenCalled();
+      const used = new WalWriter(join(dir, '000007.log'), 7, () => {});
+      used.append(rec('x'), 0, 1);
+      await used.close();
+      expect(sync).toHaveBeenCalledTimes(1);
+      expect(readBack(used.path)).toEqual(['x']);
+    } finally {
+      sync.mockRestore();
+    }
   });
 
   it('makes the next log wait for the previous one to be durable', async () => {

@@ -148,7 +148,8 @@ export class WalWriter {
   }
 
   /**
-   * Writes what is pending, fdatasyncs the file (waiting for any sync in flight), closes it and clears the timer.
+   * Writes what is pending, fdatasyncs the file unless it is empty (waiting for any sync in flight), closes it and
+   * clears the timer.
    * Resolves when the file is closed, also after an I/O failure (the failure went to `onError`). Idempotent.
    */
   close(): Promise<void> {
@@ -161,8 +162,10 @@ export class WalWriter {
       clearImmediate(this.scheduled);
       this.scheduled = undefined;
     }
-    // A final sync round makes the whole log durable before the next log's syncs proceed.
-    this.waiters.push({ resolve: () => {}, reject: () => {} });
+    // A final sync round makes the whole log durable before the next log's syncs proceed. A log that never received a
+    // byte has nothing to make durable, not even its directory entry (recovery treats an empty log and a missing one
+    // alike), so closing an engine that only read syncs nothing.
+    if (this.log.size > 0) this.waiters.push({ resolve: () => {}, reject: () => {} });
     this.flush();
     return this.closing;
   }

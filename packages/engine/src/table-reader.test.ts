@@ -203,6 +203,45 @@ describe('table reader', () => {
     expect(() => r.iterator()).toThrow(expect.objectContaining({ code: ErrorCodes.CLOSED }));
   });
 
+  it('opens tables whose metadata starts before its first read of the tail, or after data inside it', () => {
+    // TableReader.open reads the last 64 KiB first; the index, filter and properties blocks are then used in place,
+    // copied out (when data blocks fill more than a quarter of that read) or read again (when they start earlier).
+    const TAIL = 64 * 1024;
+    const where = new Set<string>();
+    for (const [n, options] of [
+      [40_000, { blockSize: 64 }],
+      [20_000, {}],
+      [8_000, { bloomBitsPerKey: 100 }],
+    ] as const) {
+      const es = model(n);
+      const versions = byUser(es);
+      const path = buildTable(es, options);
+      const r = TableReader.open(path, { fileNumber: 8 });
+      const metaStart = r.properties.dataSize;
+      const tailStart = r.fileSize - TAIL;
+      where.add(metaStart < tailStart ? 'read again' : metaStart - tailStart > TAIL / 4 ? 'copied' : 'in place');
+      try {
+        for (let i = 0; i < n; i += 3) {
+          const user = enc.encode(`key${String(i).padStart(5, '0')}`);
+          expect(show(r.get(user, 25)), `${i}`).toBe(expected(versions, user, 25));
+        }
+        const it = r.iterator();
+        let count = 0;
+        for (it.seekToFirst(); it.valid(); it.next()) count++;
+        it.close();
+        expect(count).toBe(es.length);
+      } finally {
+        r.close();
+      }
+      // The filter, right after the data, is checked wherever it was read from.
+      const bytes = readFileSync(path);
+      bytes[metaStart + 10]! ^= 0x40;
+      writeFileSync(path, bytes);
+      expect(() => TableReader.open(path, { fileNumber: 9 })).toThrow(CorruptionError);
+    }
+    expect([...where].sort()).toEqual(['copied', 'in place', 'read again']);
+  });
+
   it('throws NOT_FOUND for a missing file', () => {
     expect(() => TableReader.open(join(dir, 'nope.sst'), { fileNumber: 1 })).toThrow(
       expect.objectContaining({ code: ErrorCodes.NOT_FOUND }),

@@ -12,8 +12,8 @@ import { SIZE_CLASS_COUNT } from './size-class.js';
  * written when the engine held exactly what it holds now (the same image id under the engine's `image` key and the
  * same last sequence number) and every checksum matches; otherwise it is ignored and the map is rebuilt by a scan.
  *
- * File `MAPIMAGE` in the map's directory; all integers little-endian. Sections start at multiples of 64 KiB, so
- * each can be mapped on its own (any page size up to 64 KiB).
+ * File `MAPIMAGE` in the map's directory; all integers little-endian. Sections start at multiples of 64 KiB (so
+ * each could be memory-mapped on its own, with any page size up to 64 KiB).
  *
  *   +0     8  magic "HLMAPIMG"
  *   +8     4  header checksum: image checksum of bytes [12, header length)
@@ -40,7 +40,7 @@ const MAGIC = 'HLMAPIMG';
 const VERSION = 1;
 const FIXED_BYTES = 1080;
 const SECTION_BYTES = 24;
-/** Section alignment in the file: a multiple of every page size Linux uses on x86-64 and arm64. */
+/** Section alignment in the file: a multiple of every page size Linux uses on x86-64 and arm64, and of the checksum chunk. */
 export const IMAGE_ALIGN = 64 * 1024;
 const NO_SEGMENT = 0xffffffff;
 /** More segments than an arena can have (2048) means a damaged header. */
@@ -139,8 +139,8 @@ export interface PendingImage {
 }
 
 /**
- * Starts loading `dir/MAPIMAGE`: reads and checks its header, then (with the native helpers) maps every section
- * and starts checksumming them on a thread of their own, so the caller can open the engine meanwhile. Returns
+ * Starts loading `dir/MAPIMAGE`: reads and checks its header, then (with the native helpers) starts reading and
+ * checksumming every section on a thread of its own, so the caller can open the engine meanwhile. Returns
  * why there is no usable image instead (missing file, damaged header). Never throws for a bad image.
  */
 export function beginImageLoad(dir: string): PendingImage | string {
@@ -162,9 +162,10 @@ export function beginImageLoad(dir: string): PendingImage | string {
   }
   if (native === null) return new ReadImage(fd, header);
   try {
-    return new MappedImage(fd, header);
+    return new NativeImage(fd, header);
   } catch (err) {
-    return `image could not be mapped: ${String(err)}`;
+    closeSync(fd);
+    return `image could not be loaded: ${String(err)}`;
   }
 }
 
@@ -286,35 +287,37 @@ function contentOf(h: Header, buffers: SharedArrayBuffer[]): ImageContent {
 }
 
 /**
- * With the native helpers: sections mapped at once, checksummed on a native thread while the engine opens. Owns
- * the descriptor from construction (closed once every section is mapped, or on failure).
+ * With the native helpers: the sections are read into fresh memory (huge pages where the system has them) and
+ * checksummed on a native thread while the engine opens; `finish` joins in on what is left. Owns the descriptor.
  */
-class MappedImage implements PendingImage {
+class NativeImage implements PendingImage {
   readonly id: Uint8Array;
   readonly sequence: number;
-  private buffers: SharedArrayBuffer[] = [];
-  private job = -1;
+  private readonly buffers: SharedArrayBuffer[];
+  private readonly job: number;
 
   constructor(
-    fd: number,
+    private readonly fd: number,
     private readonly header: Header,
   ) {
     this.id = header.id;
     this.sequence = header.sequence;
-    const helpers = native!;
-    try {
-      for (const s of header.sections) this.buffers.push(helpers.mapFile(fd, s.offset, s.fileBytes, s.bytes));
-      const ranges: (SharedArrayBuffer | number)[] = [];
-      for (const [i, s] of header.sections.entries()) ranges.push(this.buffers[i]!, 0, s.fileBytes);
-      this.job = helpers.checksumStart(ranges);
-    } finally {
-      // The mappings keep the file's pages; the descriptor is not needed any more.
-      closeSync(fd);
-    }
+    const triples: number[] = [];
+    for (const s of header.sections) triples.push(s.offset, s.fileBytes, s.bytes);
+    const [job, ...buffers] = native!.loadSections(fd, triples);
+    this.job = job;
+    this.buffers = buffers;
   }
 
   finish(engineId: Uint8Array | undefined, engineSequence: number): ImageContent | string {
-    const sums = native!.checksumWait(this.job);
+    let sums: number[];
+    try {
+      sums = native!.checksumWait(this.job);
+    } catch (err) {
+      return `image unreadable: ${String(err)}`;
+    } finally {
+      closeSync(this.fd);
+    }
     const stale = staleness(this.header, engineId, engineSequence);
     if (stale !== null) return stale;
     const bad = this.header.sections.findIndex((s, i) => s.checksum !== sums[i]);

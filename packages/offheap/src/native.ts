@@ -3,15 +3,17 @@ import { crc32c } from '@node-rs/crc32';
 
 /**
  * The optional native helpers (native/heapless_offheap.cc, built by scripts/build-native.mjs into
- * dist/heapless_offheap.node). Without them everything still works: a map image is read into fresh memory with
- * plain reads and checksummed here, chunk by chunk, to the same values.
+ * dist/heapless_offheap.node). Without them everything still works: a map image is read into fresh
+ * SharedArrayBuffers with plain reads once the engine is open, and checksummed here, chunk by chunk, to the same
+ * values.
  */
 export interface NativeHelpers {
   /**
-   * `length` bytes of private memory whose first `fileLength` bytes are the file's at `offset` (page-aligned),
-   * the rest zero; file pages stay the page cache's until written.
+   * One buffer per `[offset, fileLength, length]` triple: `length` bytes of fresh memory (transparent huge pages
+   * where possible) that a job fills with the file's `fileLength` bytes at `offset` and checksums, on a thread of
+   * its own. Returns the job id, then the buffers; they hold the bytes once `checksumWait(id)` returned.
    */
-  mapFile(fd: number, offset: number, fileLength: number, length: number): SharedArrayBuffer;
+  loadSections(fd: number, sections: number[]): [number, ...SharedArrayBuffer[]];
   /** The image checksum (see {@link imageChecksum}) of `buffer[offset, offset + length)`. */
   checksum(buffer: ArrayBufferLike | ArrayBufferView, offset: number, length: number): number;
   /**
@@ -19,7 +21,10 @@ export interface NativeHelpers {
    * waited for); returns the job's id.
    */
   checksumStart(ranges: (ArrayBufferLike | ArrayBufferView | number)[]): number;
-  /** Waits for job `id` and returns its checksums in order. Every started job must be waited for. */
+  /**
+   * Waits for job `id` (working on it too) and returns its checksums in order; throws (with `code`) if a read of a
+   * `loadSections` job failed. Every started job must be waited for.
+   */
   checksumWait(id: number): number[];
 }
 

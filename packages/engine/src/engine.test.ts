@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -194,7 +194,7 @@ describe('Engine', () => {
     await db.close();
   });
 
-  it('reopens after a clean close by reading only (manifest and empty WAL reused), opening tables at first read', async () => {
+  it('reopens after a clean close by reading only (manifest and WAL reused), opening tables at first read', async () => {
     /** Every file but LOCK, with the bytes of the small ones (CURRENT, manifests, WALs). */
     const image = () =>
       readdirSync(dir)
@@ -226,34 +226,51 @@ describe('Engine', () => {
     await db.close();
     const manifests = readdirSync(dir).filter((f) => f.startsWith('MANIFEST-'));
     expect(manifests).toEqual(before.filter((f) => f.startsWith('MANIFEST-')).map((f) => f.split('=')[0]));
-    // Writes left in the WAL are replayed at the next open, which records them in a new manifest.
-    db = await Engine.open(dir, options);
-    await db.put('late', 'x');
-    await db.close();
+    // Writes left in the WAL are replayed into the live memtable, and later writes append to that WAL.
+    const tables = () => readdirSync(dir).filter((f) => f.endsWith('.sst'));
+    const wals = () => readdirSync(dir).filter((f) => f.endsWith('.log'));
+    const filesBefore = [...tables(), ...wals(), ...manifests];
+    for (let round = 0; round < 3; round++) {
+      db = await Engine.open(dir, options);
+      for (let r = 0; r < round; r++) expect(str(db.getSync(`late${r}`))).toBe(`x${r}`);
+      await db.put(`late${round}`, `x${round}`);
+      await db.close();
+      expect([...tables(), ...wals(), ...readdirSync(dir).filter((f) => f.startsWith('MANIFEST-'))]).toEqual(
+        filesBefore,
+      );
+    }
+    // A WAL whose last record is torn is not appended to: the open records what it replayed in a new manifest.
+    const [wal] = wals();
+    truncateSync(join(dir, wal!), statSync(join(dir, wal!)).size - 3);
     db = await Engine.open(dir, options);
     expect(readdirSync(dir).filter((f) => f.startsWith('MANIFEST-'))).not.toEqual(manifests);
-    expect(str(db.getSync('late'))).toBe('x');
+    expect(wals()).not.toEqual([wal]);
+    expect(str(db.getSync('late0'))).toBe('x0');
+    expect(str(db.getSync('late1'))).toBe('x1');
+    expect(db.getSync('late2')).toBeUndefined();
     for (let i = 0; i < 2000; i++) expect(str(db.getSync(`key${i}`))).toBe(i % 2 === 0 ? undefined : `value${i}`);
     await db.close();
   });
 
   it('loses nothing when writing the new manifest at open fails: the replayed WAL stays until one records it', async () => {
     let db = await Engine.open(dir);
-    await db.put('k', 'v');
+    for (let i = 0; i < 1000; i++) await db.put(`k${i}`, `v${i}`);
     await db.close();
+    // Reopened with a small write buffer, the WAL no longer fits one memtable: it goes to tables and a new manifest.
+    const small = { writeBufferSize: 4096 };
     const write = vi.spyOn(VersionSet.prototype, 'writeNewManifest').mockImplementationOnce(() => {
       throw new EngineError(ErrorCodes.IO, 'injected manifest failure');
     });
     try {
-      await expect(Engine.open(dir)).rejects.toThrow('injected manifest failure');
+      await expect(Engine.open(dir, small)).rejects.toThrow('injected manifest failure');
     } finally {
       write.mockRestore();
     }
     // Deletions run on the threadpool: give one the failed open might have started the time to land.
     await new Promise((r) => setTimeout(r, 50));
     expect(readdirSync(dir).some((f) => f.endsWith('.log'))).toBe(true);
-    db = await Engine.open(dir);
-    expect(str(db.getSync('k'))).toBe('v');
+    db = await Engine.open(dir, small);
+    for (let i = 0; i < 1000; i++) expect(str(db.getSync(`k${i}`))).toBe(`v${i}`);
     await db.close();
   });
 

@@ -205,8 +205,9 @@ export class Engine {
 
   /**
    * Opens (creating by default) the database in `dir`: replays the WAL into tables, writes a fresh manifest and
-   * starts a new WAL; after a clean close there is nothing to replay, and open only reads (the manifest and the empty
-   * WAL are reused). Tables are opened at their first read. Resolves to an engine the caller must `close()`.
+   * starts a new WAL; after a clean close open writes nothing (the WAL is replayed into the live memtable, and it
+   * and the manifest are appended to). Tables are opened at their first read. Resolves to an engine the caller must
+   * `close()`.
    *
    * Throws (rejects with) EngineError: LOCKED if another open holds `dir`; NOT_FOUND when there is no database and
    * `createIfMissing` is false, or there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options; IO;
@@ -256,12 +257,13 @@ export class Engine {
   /**
    * Replays the WALs the manifest still needs, then makes the engine ready to write.
    *
-   * After a clean close (the manifest read to its end, at most one WAL left and that one empty) there is nothing to
-   * record, so open writes and syncs nothing: the manifest is appended to as it is, and the empty WAL (or a new one)
-   * becomes the live WAL. That holds because the manifest's log number is at or below that WAL's number, so the next
-   * recovery replays it, and because recovery marks every number found on disk as used, so the number is not drawn
-   * again even though no manifest records it. Otherwise the replayed writes go to level-0 tables and one fresh
-   * manifest records them together with a new WAL.
+   * After a clean close (the manifest read to its end, at most one WAL left, ending with a whole record, and its
+   * records fitting one memtable) there is nothing to record, so open writes and syncs nothing: the manifest is
+   * appended to as it is, the replayed memtable becomes the live one and its WAL the live WAL, new writes following
+   * the old ones (with no WAL left, a new one is started). That holds because the manifest's log number is at or
+   * below that WAL's number, so the next recovery replays it, and because recovery marks every number found on disk
+   * as used, so a new WAL's number is not drawn again even though no manifest records it. Otherwise the replayed
+   * writes go to level-0 tables and one fresh manifest records them together with a new WAL.
    */
   private recover(): void {
     const versions = this.versions;
@@ -275,10 +277,11 @@ export class Engine {
     }
     logs.sort((a, b) => a - b);
     const edit = new VersionEdit();
-    // Room for nothing: sized at the first record, so a clean open allocates no arenas.
+    // Room for nothing: sized at the first record, so an open with nothing to replay allocates no arenas.
     let mem = new Memtable(0);
     let maxSequence = versions.lastSequence;
-    let logBytes = 0;
+    /** Bytes of the last log, when it ends with a whole record; -1 after a torn tail. */
+    let logEnd = 0;
     const flushRecovered = () => {
       if (mem.count === 0) return;
       const number = versions.newFileNumber();
@@ -298,7 +301,6 @@ export class Engine {
     for (const n of logs) {
       const path = logFileName(this.location, n);
       const reader = new LogReader(path);
-      logBytes += reader.fileSize;
       for (let rec = reader.readRecord(); rec; rec = reader.readRecord()) {
         const count = batchCount(rec);
         if (!mem.hasRoomFor(rec.length, count)) {
@@ -309,14 +311,22 @@ export class Engine {
         replayBatch(rec, rec.length, seq, handler, this.cursor, path, reader.recordOffset);
         if (count > 0 && seq + count - 1 > maxSequence) maxSequence = seq + count - 1;
       }
+      logEnd = reader.validLength === reader.fileSize ? reader.fileSize : -1;
     }
-    flushRecovered();
     versions.lastSequence = maxSequence;
     const wal = this.options.wal;
-    const clean = logBytes === 0 && logs.length <= (wal ? 1 : 0);
+    // Without a WAL a replayed log must be retired by a manifest: nothing else would ever stop it being replayed.
+    const clean = edit.newFiles.length === 0 && logEnd >= 0 && logs.length <= (wal ? 1 : 0);
     if (clean && versions.reuseManifest()) {
-      if (wal) this.startWal(logs[0] ?? versions.newFileNumber());
+      const log = logs[0];
+      if (log === undefined) {
+        if (wal) this.startWal(versions.newFileNumber());
+      } else {
+        if (mem.count > 0) this.mem = mem;
+        this.startWal(log, logEnd);
+      }
     } else {
+      flushRecovered();
       if (wal) this.startWal(versions.newFileNumber());
       // The new log number (without a WAL: the next file number) retires every log replayed here.
       edit.logNumber = wal ? this.memLog : versions.nextFileNumber;
@@ -333,10 +343,10 @@ export class Engine {
     this.maybeScheduleCompaction();
   }
 
-  /** Makes log `number` (created, or truncated: it is empty) the live WAL. */
-  private startWal(number: number): void {
+  /** Makes log `number` the live WAL: a new file, or with `appendAt` the replayed log of that size. */
+  private startWal(number: number, appendAt?: number): void {
     this.memLog = number;
-    this.wal = new WalWriter(logFileName(this.location, number), number, this.onWalError);
+    this.wal = new WalWriter(logFileName(this.location, number), number, this.onWalError, undefined, appendAt);
   }
 
   // ---------------------------------------------------------------- writes

@@ -60,10 +60,19 @@ export class WalWriter {
     this.flush();
   };
 
-  /** Creates the log file `path`. Throws EngineError IO. */
-  constructor(path: string, number: number, onError: (err: Error) => void, previous?: Promise<void>) {
+  /**
+   * Creates the log file `path`; or, given `appendAt`, appends to the log there, `appendAt` being its size (a log
+   * that ends with a whole record: one recovery replayed and keeps as the live WAL). Throws EngineError IO.
+   */
+  constructor(
+    path: string,
+    number: number,
+    onError: (err: Error) => void,
+    previous?: Promise<void>,
+    appendAt?: number,
+  ) {
     this.number = number;
-    this.log = new LogWriter(path);
+    this.log = new LogWriter(path, undefined, appendAt);
     this.onError = onError;
     this.previous = previous;
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '@heapless/engine';
@@ -68,6 +68,25 @@ describe('map image', () => {
     await expectContents(scanned, model);
     expect(scanned.stats().payloadBytes).toBe(stats.payloadBytes);
     await scanned.close();
+  });
+
+  it('is written after the engine flushed its memtable, so the next open replays a WAL of two records', async () => {
+    const { dir } = await closedMap(5000);
+    const logs = readdirSync(dir).filter((f) => f.endsWith('.log'));
+    const walBytes = logs.reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+    expect(walBytes).toBeGreaterThan(0); // the entry count and the image id
+    expect(walBytes).toBeLessThan(200);
+  });
+
+  it('carries the meta keys, and refuses a map of another kind through it like through the engine', async () => {
+    const { dir } = await closedMap(10);
+    await expect(OffHeapMap.open({ dir, keys: 'bytes' })).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_OFFHEAP_INCOMPATIBLE',
+    });
+    const map = await OffHeapMap.open<string, Rec>({ dir });
+    expect(map.stats().loadedFrom).toBe('image');
+    expect(map.get('k1')).toEqual(rec(1));
+    await map.close();
   });
 
   it('is kept as it is when the map closes unchanged', async () => {

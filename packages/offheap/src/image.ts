@@ -27,11 +27,13 @@ import { SIZE_CLASS_COUNT } from './size-class.js';
  *   +64    4  table capacity      +68  4  table live slots      +72  4  table tombstones
  *   +76    4  current segment (0xffffffff: none)                 +80  4  bytes used in it
  *   +88    8  arena live bytes (f64)    +96  8  free bytes (f64)   +104  8  waste bytes (f64)
- *   +112   8  reserved, zero
+ *   +112   4  length M of the metadata blob      +116  4  reserved, zero
  *   +120 960  free-list heads, one u32 per size class
  *   +1080     section table, 24 bytes each: file offset (f64), bytes in the file (u32), bytes in memory (u32),
  *             image checksum of the bytes in the file (u32), reserved (u32). Section 0 is the index table,
  *             section 1 + i is arena segment i. Memory beyond the file bytes (the current segment's tail) is zero.
+ *   then       M bytes of metadata: what the engine's meta keys held when the image was written (msgpack, written
+ *             and read by the map), so that an open that finds the image current reads them from here
  *
  * The image checksum of a byte range is the CRC32C of each 64 KiB chunk, then the CRC32C of those CRCs (native.ts).
  */
@@ -58,6 +60,8 @@ export interface ImageContent {
   tombstones: number;
   segments: SharedArrayBuffer[];
   arena: ArenaState;
+  /** The map's metadata as of the image (opaque here). */
+  meta: Uint8Array;
 }
 
 /**
@@ -70,8 +74,11 @@ export function writeImage(dir: string, content: ImageContent, segmentBytes: (in
     { buf: content.table, fileBytes: content.capacity * SLOT_BYTES },
     ...content.segments.map((buf, i) => ({ buf, fileBytes: segmentBytes(i) })),
   ];
-  const headerBytes = FIXED_BYTES + sections.length * SECTION_BYTES;
+  const tableEnd = FIXED_BYTES + sections.length * SECTION_BYTES;
+  const headerBytes = tableEnd + content.meta.length;
   const header = Buffer.alloc(headerBytes);
+  header.set(content.meta, tableEnd);
+  header.writeUInt32LE(content.meta.length, 112);
   header.write(MAGIC, 0, 'latin1');
   header.writeUInt32LE(VERSION, 12);
   header.writeUInt32LE(headerBytes, 16);
@@ -131,6 +138,8 @@ export interface PendingImage {
   /** The image id and sequence the header claims (checked against the engine by `finish`). */
   readonly id: Uint8Array;
   readonly sequence: number;
+  /** The map's metadata as of the image (from the checksummed header; opaque here). */
+  readonly meta: Uint8Array;
   /**
    * Checks the image against the engine's id and last sequence and its sections against their checksums. Returns
    * the content, or why the image cannot be used. Always releases the file and any checksum thread.
@@ -177,6 +186,7 @@ interface Section {
 }
 
 interface Header {
+  meta: Uint8Array;
   id: Uint8Array;
   sequence: number;
   entries: number;
@@ -196,8 +206,14 @@ function readHeader(fd: number): Header | string {
   if (fixed.readUInt32LE(12) !== VERSION) return `image format ${fixed.readUInt32LE(12)} is not ${VERSION}`;
   const headerBytes = fixed.readUInt32LE(16);
   const count = fixed.readUInt32LE(36);
-  if (count < 1 || count > MAX_SECTIONS || headerBytes !== FIXED_BYTES + count * SECTION_BYTES) {
-    return 'image header damaged (section count)';
+  const metaBytes = fixed.readUInt32LE(112);
+  if (
+    count < 1 ||
+    count > MAX_SECTIONS ||
+    headerBytes !== FIXED_BYTES + count * SECTION_BYTES + metaBytes ||
+    headerBytes > fileBytes
+  ) {
+    return 'image header damaged (section count or length)';
   }
   const header = Buffer.alloc(headerBytes);
   header.set(fixed);
@@ -243,6 +259,7 @@ function readHeader(fd: number): Header | string {
     return 'image header damaged (table or arena state)';
   }
   return {
+    meta: header.subarray(FIXED_BYTES + count * SECTION_BYTES),
     id: header.subarray(20, 36),
     sequence: header.readDoubleLE(40),
     entries: header.readDoubleLE(48),
@@ -283,16 +300,19 @@ function contentOf(h: Header, buffers: SharedArrayBuffer[]): ImageContent {
     tombstones: h.tombstones,
     segments: buffers.slice(1),
     arena: h.arena,
+    meta: h.meta,
   };
 }
 
 /**
- * With the native helpers: the sections are read into fresh memory (huge pages where the system has them) and
- * checksummed on a native thread while the engine opens; `finish` joins in on what is left. Owns the descriptor.
+ * With the native helpers: the sections are mapped privately (page-cache pages until written) and verified by
+ * reading the file on a native thread while the engine opens; `finish` joins in on what is left. Owns the
+ * descriptor until `finish`.
  */
 class NativeImage implements PendingImage {
   readonly id: Uint8Array;
   readonly sequence: number;
+  readonly meta: Uint8Array;
   private readonly buffers: SharedArrayBuffer[];
   private readonly job: number;
 
@@ -302,6 +322,7 @@ class NativeImage implements PendingImage {
   ) {
     this.id = header.id;
     this.sequence = header.sequence;
+    this.meta = header.meta;
     const triples: number[] = [];
     for (const s of header.sections) triples.push(s.offset, s.fileBytes, s.bytes);
     const [job, ...buffers] = native!.loadSections(fd, triples);
@@ -330,6 +351,7 @@ class NativeImage implements PendingImage {
 class ReadImage implements PendingImage {
   readonly id: Uint8Array;
   readonly sequence: number;
+  readonly meta: Uint8Array;
 
   constructor(
     private readonly fd: number,
@@ -337,6 +359,7 @@ class ReadImage implements PendingImage {
   ) {
     this.id = header.id;
     this.sequence = header.sequence;
+    this.meta = header.meta;
   }
 
   finish(engineId: Uint8Array | undefined, engineSequence: number): ImageContent | string {

@@ -9,9 +9,9 @@ import { crc32c } from '@node-rs/crc32';
  */
 export interface NativeHelpers {
   /**
-   * One buffer per `[offset, fileLength, length]` triple: `length` bytes of fresh memory (transparent huge pages
-   * where possible) that a job fills with the file's `fileLength` bytes at `offset` and checksums, on a thread of
-   * its own. Returns the job id, then the buffers; they hold the bytes once `checksumWait(id)` returned.
+   * One buffer per `[offset, fileLength, length]` triple: `length` bytes of private memory mapping the file's
+   * `fileLength` bytes at `offset` (zero after), and a job that checksums those bytes of the file on a thread of its
+   * own. Returns the job id, then the buffers; use them once `checksumWait(id)` returned the expected checksums.
    */
   loadSections(fd: number, sections: number[]): [number, ...SharedArrayBuffer[]];
   /** The image checksum (see {@link imageChecksum}) of `buffer[offset, offset + length)`. */

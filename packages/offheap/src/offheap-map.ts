@@ -19,7 +19,15 @@ import { beginImageLoad, type ImageContent, writeImage } from './image.js';
 import { hashBytes, KeyHasher, writeUtf8 } from './key-bytes.js';
 import { MsgpackCodec, type Structures } from './msgpack-codec.js';
 import type { ParallelResult, ParallelTask, WorkerFunction } from './parallel-task.js';
-import { EnginePersistence, FORMAT_VERSION, NS_DATA, prepareDirectory } from './persistence.js';
+import {
+  directoryFromImage,
+  EnginePersistence,
+  FORMAT_VERSION,
+  type MapMeta,
+  NS_DATA,
+  packImageMeta,
+  prepareDirectory,
+} from './persistence.js';
 import { RecordCursor, type ScanCursor } from './record-cursor.js';
 import { CTRL_CLOSED, CTRL_GENERATION, CTRL_SIZE, createControl, stripeOf } from './shared-control.js';
 import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
@@ -181,6 +189,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private persistence: MapPersistence | null = null;
   /** Where `close()` writes the map image (null: no image). */
   private imageDir: string | null = null;
+  /** What a persisted map's engine records about it (carried by its image). */
+  private meta: MapMeta | null = null;
   private loadedSequence = -1;
   private loadedFrom: MapSource = 'memory';
   private imageRejected: string | null = null;
@@ -251,12 +261,15 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       throw err;
     }
     try {
-      const state = await prepareDirectory(engine, {
+      const want: MapMeta = {
         format: FORMAT_VERSION,
         keys: options.keys ?? 'string',
         codec: options.struct === undefined ? 'msgpack' : 'struct',
         struct: options.struct === undefined ? null : options.struct.signature,
-      });
+      };
+      // A current image carries the meta keys' values: one engine read instead of four (cold table opens).
+      const current = typeof pending === 'string' ? null : directoryFromImage(engine, want, pending);
+      const state = current ?? (await prepareDirectory(engine, want));
       const image = typeof pending === 'string' ? pending : pending.finish(state.imageId, state.sequence);
       pending = 'used';
       let map: OffHeapMap<K, V, F>;
@@ -276,6 +289,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       }
       map.persistence = new EnginePersistence(engine, sync);
       map.imageDir = useImage ? options.dir : null;
+      map.meta = want;
       return map;
     } catch (err) {
       release();
@@ -789,6 +803,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       tombstones: t.tombstones,
       segments: this.arena.buffers,
       arena: this.arena.state(),
+      meta: packImageMeta(this.meta!, this.codec === null ? [] : this.codec.snapshot()),
     };
   }
 

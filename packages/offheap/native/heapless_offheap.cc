@@ -4,7 +4,7 @@
 //     One SharedArrayBuffer per section of a map image: `length` bytes of private memory whose first `fileLength`
 //     bytes map the file at `offset` (page-aligned; the rest is zero pages). Mapped pages are the page cache's until
 //     written (then copied, a page at a time), so nothing is copied into fresh memory at load. The job verifies the
-//     sections by reading the file (pread into a 2 MiB buffer of its thread's, the kernel's fast path) and
+//     sections by reading the file (pread into a 128 KiB buffer of its thread's, the kernel's fast path) and
 //     checksumming what it read, on a thread of its own so the caller can open the engine meanwhile;
 //     checksumWait(jobId) joins in and returns the sections' checksums. Measured on a 2-core VM for 128 MB: pread +
 //     checksum 21-25 ms (plain read() of the same bytes: 19-25 ms); touching every page through a mapping instead
@@ -245,6 +245,9 @@ void Checksum(const v8::FunctionCallbackInfo<v8::Value>& args) {
 // calls checksumWait, by the owner's thread too (it has nothing else to do then). A loadSections task reads its bytes
 // from the file into a buffer of the thread's and checksums them there.
 constexpr size_t kTaskChunks = 32;
+// Chunks read at a time: 128 KiB stays in the L2 cache between the kernel's copy and the checksum (measured: 21 ms
+// for 128 MB against 25 ms in 1 MiB reads and 30 ms in 2 MiB reads).
+constexpr size_t kReadChunks = 2;
 
 struct Task {
   size_t range;
@@ -263,24 +266,28 @@ struct Job {
   std::atomic<int> error{0};
 
   void Work() {
-    std::unique_ptr<uint8_t[]> buffer;  // a task's file bytes: one piece, reused, so it stays in the cache
+    std::unique_ptr<uint8_t[]> buffer;  // file bytes of a piece of a task, reused so they stay in the L2 cache
     for (size_t t = next.fetch_add(1); t < tasks.size(); t = next.fetch_add(1)) {
       const Task& k = tasks[t];
       const Range& r = ranges[k.range];
-      const uint8_t* at = r.data + k.from * kChunk;
-      if (r.file_offset >= 0) {
-        if (buffer == nullptr) buffer.reset(new uint8_t[kTaskChunks * kChunk]);
-        if (!Read(r, k, buffer.get())) continue;
-        at = buffer.get();
+      uint32_t* out = crcs[k.range].data();
+      if (r.file_offset < 0) {
+        ChunkCrcs(r.data + k.from * kChunk, r.length, k.from, k.to, out);
+        continue;
       }
-      ChunkCrcs(at, r.length, k.from, k.to, crcs[k.range].data());
+      if (buffer == nullptr) buffer.reset(new uint8_t[kReadChunks * kChunk]);
+      for (size_t from = k.from; from < k.to; from += kReadChunks) {
+        size_t to = std::min(k.to, from + kReadChunks);
+        if (!Read(r, from, to, buffer.get())) break;
+        ChunkCrcs(buffer.get(), r.length, from, to, out);
+      }
     }
   }
 
-  // Reads the task's bytes of the range from the file into `into`.
-  bool Read(const Range& r, const Task& k, uint8_t* into) {
-    size_t start = k.from * kChunk;
-    size_t end = std::min(r.length, k.to * kChunk);
+  // Reads chunks [from, to) of the range from the file into `into`.
+  bool Read(const Range& r, size_t from, size_t to, uint8_t* into) {
+    size_t start = from * kChunk;
+    size_t end = std::min(r.length, to * kChunk);
     for (size_t done = 0; start + done < end;) {
       ssize_t n = pread(fd, into + done, end - start - done, static_cast<off_t>(r.file_offset + start + done));
       if (n < 0 && errno == EINTR) continue;

@@ -304,25 +304,34 @@ function contentOf(h: Header, buffers: SharedArrayBuffer[]): ImageContent {
   };
 }
 
-/**
- * With the native helpers: the sections are mapped privately (page-cache pages until written) and verified by
- * reading the file on a native thread while the engine opens; `finish` joins in on what is left. Owns the
- * descriptor until `finish`.
- */
-class NativeImage implements PendingImage {
+/** An image whose header was read; owns the file's descriptor until `finish`. */
+abstract class LoadingImage implements PendingImage {
   readonly id: Uint8Array;
   readonly sequence: number;
   readonly meta: Uint8Array;
-  private readonly buffers: SharedArrayBuffer[];
-  private readonly job: number;
 
   constructor(
-    private readonly fd: number,
-    private readonly header: Header,
+    protected readonly fd: number,
+    protected readonly header: Header,
   ) {
     this.id = header.id;
     this.sequence = header.sequence;
     this.meta = header.meta;
+  }
+
+  abstract finish(engineId: Uint8Array | undefined, engineSequence: number): ImageContent | string;
+}
+
+/**
+ * With the native helpers: the sections are mapped privately (page-cache pages until written) and verified by
+ * reading the file on a native thread while the engine opens; `finish` joins in on what is left.
+ */
+class NativeImage extends LoadingImage {
+  private readonly buffers: SharedArrayBuffer[];
+  private readonly job: number;
+
+  constructor(fd: number, header: Header) {
+    super(fd, header);
     const triples: number[] = [];
     for (const s of header.sections) triples.push(s.offset, s.fileBytes, s.bytes);
     const [job, ...buffers] = native!.loadSections(fd, triples);
@@ -348,20 +357,7 @@ class NativeImage implements PendingImage {
 }
 
 /** Without the native helpers: sections read into fresh SharedArrayBuffers once the image is known to be current. */
-class ReadImage implements PendingImage {
-  readonly id: Uint8Array;
-  readonly sequence: number;
-  readonly meta: Uint8Array;
-
-  constructor(
-    private readonly fd: number,
-    private readonly header: Header,
-  ) {
-    this.id = header.id;
-    this.sequence = header.sequence;
-    this.meta = header.meta;
-  }
-
+class ReadImage extends LoadingImage {
   finish(engineId: Uint8Array | undefined, engineSequence: number): ImageContent | string {
     try {
       const stale = staleness(this.header, engineId, engineSequence);

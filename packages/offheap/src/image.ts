@@ -43,7 +43,7 @@ const VERSION = 1;
 const FIXED_BYTES = 1080;
 const SECTION_BYTES = 24;
 /** Section alignment in the file: a multiple of every page size Linux uses on x86-64 and arm64, and of the checksum chunk. */
-export const IMAGE_ALIGN = 64 * 1024;
+const IMAGE_ALIGN = 64 * 1024;
 const NO_SEGMENT = 0xffffffff;
 /** More segments than an arena can have (2048) means a damaged header. */
 const MAX_SECTIONS = 1 + 2048;
@@ -126,11 +126,6 @@ export function writeImage(dir: string, content: ImageContent, segmentBytes: (in
   closeSync(fd);
   renameSync(tmp, path);
   return written;
-}
-
-/** Removes `dir/MAPIMAGE` if there is one. */
-export function removeImage(dir: string): void {
-  rmSync(join(dir, IMAGE_FILE), { force: true });
 }
 
 /** An image whose header was read and whose sections are being mapped and checksummed; see `beginImageLoad`. */

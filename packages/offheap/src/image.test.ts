@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '@heapless/engine';
@@ -87,6 +87,28 @@ describe('map image', () => {
     expect(map.stats().loadedFrom).toBe('image');
     expect(map.get('k1')).toEqual(rec(1));
     await map.close();
+  });
+
+  it('that cannot be written is a process warning: the close succeeds, nothing is lost, the next open scans', async () => {
+    const dir = freshDir();
+    const map = await OffHeapMap.open<string, Rec>({ dir });
+    map.set('a', rec(1));
+    mkdirSync(join(dir, `${IMAGE_FILE}.tmp`)); // opening the temporary file for writing now fails (EISDIR)
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      await map.close();
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.map((w) => (w as Error & { code?: string }).code)).toContain('HEAPLESS_IMAGE_WRITE_FAILED');
+    rmSync(join(dir, `${IMAGE_FILE}.tmp`), { recursive: true });
+    const again = await OffHeapMap.open<string, Rec>({ dir });
+    expect(again.stats()).toMatchObject({ loadedFrom: 'scan', imageRejected: 'no image' });
+    expect(again.get('a')).toEqual(rec(1));
+    await again.close();
   });
 
   it('is kept as it is when the map closes unchanged', async () => {

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync
 import { join } from 'node:path';
 import type { ArenaState } from './arena.js';
 import { SLOT_BYTES } from './hash-table.js';
-import { imageChecksum, native, portableImageChecksum } from './native.js';
+import { imageChecksum, type NativeHelpers, native, portableImageChecksum } from './native.js';
 import { SIZE_CLASS_COUNT } from './size-class.js';
 
 /**
@@ -145,9 +145,10 @@ export interface PendingImage {
 /**
  * Starts loading `dir/MAPIMAGE`: reads and checks its header, then (with the native helpers) starts reading and
  * checksumming every section on a thread of its own, so the caller can open the engine meanwhile. Returns
- * why there is no usable image instead (missing file, damaged header). Never throws for a bad image.
+ * why there is no usable image instead (missing file, damaged header). Never throws for a bad image. `helpers`: the
+ * native helpers to use (null: the plain loader).
  */
-export function beginImageLoad(dir: string): PendingImage | string {
+export function beginImageLoad(dir: string, helpers: NativeHelpers | null = native): PendingImage | string {
   let fd: number;
   try {
     fd = openSync(join(dir, IMAGE_FILE), 'r');
@@ -164,7 +165,7 @@ export function beginImageLoad(dir: string): PendingImage | string {
     closeSync(fd);
     return header;
   }
-  if (native === null) return new ReadImage(fd, header);
+  if (helpers === null) return new ReadImage(fd, header);
   try {
     return new NativeImage(fd, header);
   } catch (err) {

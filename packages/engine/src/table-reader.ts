@@ -695,10 +695,15 @@ function blockContentsAt(
   limit: number,
   verify: boolean,
 ): Uint8Array {
+  checkBlockEnds(path, offset, size, limit);
+  return decodeBlock(buf, offset - bufStart, path, offset, size, verify);
+}
+
+/** Throws CorruptionError unless the block at (offset, size) and its trailer end at or before `limit`. */
+function checkBlockEnds(path: string, offset: number, size: number, limit: number): void {
   if (offset + size + BLOCK_TRAILER_SIZE > limit) {
     throw new CorruptionError(path, offset, `block of ${size} bytes at ${offset} runs past ${limit}`);
   }
-  return decodeBlock(buf, offset - bufStart, path, offset, size, verify);
 }
 
 /**
@@ -713,9 +718,7 @@ function readBlockContents(
   limit: number,
   verify: boolean,
 ): Uint8Array {
-  if (offset + size + BLOCK_TRAILER_SIZE > limit) {
-    throw new CorruptionError(path, offset, `block of ${size} bytes at ${offset} runs past ${limit}`);
-  }
+  checkBlockEnds(path, offset, size, limit);
   return decodeBlock(readExactly(fd, path, offset, size + BLOCK_TRAILER_SIZE), 0, path, offset, size, verify);
 }
 

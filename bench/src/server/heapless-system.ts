@@ -11,8 +11,8 @@
 import { join } from 'node:path';
 import type { KvActor } from '@heapless/actor';
 import { connect } from '@heapless/client';
-import { OffHeapMap } from '@heapless/offheap';
 import type { RunContext } from '../harness/benchmark.js';
+import { fillOffHeapMap } from '../offheap-fixture.js';
 import { DEPTHS, HTTP_CASE, hundredByteValue, keyOf, kvCaseName, SEED_003_GETS_PER_SECOND } from './cases.js';
 import { freePort, LOOPBACK } from './free-port.js';
 import { measureHttpGet } from './http-load.js';
@@ -21,8 +21,6 @@ import { type BatchRunner, measureBatches, reportCase } from './pipelined-loop.j
 import type { ProcessGroup } from './process-group.js';
 import { reportServerRss } from './server-rss.js';
 
-/** Writes awaited per preload step, so that the WAL buffer of one event-loop turn stays small. */
-const PRELOAD_STEP = 10_000;
 /** Upper bound on the server's start: it loads N records before it listens (seconds per million on this machine). */
 const READY_TIMEOUT_MS = 300_000;
 
@@ -107,20 +105,6 @@ async function runKvCases(ctx: RunContext, port: number, operation: 'get' | 'set
 
 /** Writes `key:<i>` → the 100-byte value for every i < N through the map the server will open. */
 async function preload(ctx: RunContext, dir: string): Promise<void> {
-  const map = await OffHeapMap.open<string, unknown>({ dir });
-  try {
-    const value = hundredByteValue();
-    const ticker = ctx.progress('preload', ctx.records);
-    for (let i = 0; i < ctx.records; i++) {
-      map.setBytes(keyOf(i), value);
-      if ((i + 1) % PRELOAD_STEP === 0) {
-        await map.durable();
-        ticker.update(i + 1);
-      }
-    }
-    await map.durable();
-    ticker.finish();
-  } finally {
-    await map.close();
-  }
+  const value = hundredByteValue();
+  await fillOffHeapMap(ctx, dir, 'preload', (map, i) => map.setBytes(keyOf(i), value));
 }

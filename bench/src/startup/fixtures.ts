@@ -5,29 +5,15 @@
  * encoding). Both are closed before the probe process opens them; what they wrote is still in the page cache.
  */
 import type { RunContext } from '../harness/benchmark.js';
+import { fillOffHeapMap } from '../offheap-fixture.js';
 import { listingKey, listingOf } from './listing.js';
 
-/** Writes per awaited step, so that neither store buffers the whole load in one event-loop turn. */
+/** Writes per lmdb transaction, so that it does not buffer the whole load in one event-loop turn. */
 const STEP = 10_000;
 
-/** Persists N listings through OffHeapMap into `dir` and closes it (the engine finishes its background work). */
+/** Persists N listings through OffHeapMap into `dir` and closes it (which writes the map image). */
 export async function writeEngineFixture(ctx: RunContext, dir: string): Promise<void> {
-  const { OffHeapMap } = await import('@heapless/offheap');
-  const map = await OffHeapMap.open<string, unknown>({ dir });
-  try {
-    const ticker = ctx.progress('write engine fixture', ctx.records);
-    for (let i = 0; i < ctx.records; i++) {
-      map.set(listingKey(i), listingOf(i));
-      if ((i + 1) % STEP === 0) {
-        await map.durable();
-        ticker.update(i + 1);
-      }
-    }
-    await map.durable();
-    ticker.finish();
-  } finally {
-    await map.close();
-  }
+  await fillOffHeapMap(ctx, dir, 'write engine fixture', (map, i) => map.set(listingKey(i), listingOf(i)));
 }
 
 /** Writes N listings into an lmdb store in `dir`, one transaction per 10,000, and closes it. */

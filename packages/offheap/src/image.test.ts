@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { beginImageLoad, IMAGE_FILE } from './image.js';
 import { native, portableImageChecksum } from './native.js';
 import { OffHeapMap } from './offheap-map.js';
+import { directoryFromImage, FORMAT_VERSION } from './persistence.js';
 import { struct, utf8 } from './struct.js';
 
 const root = mkdtempSync(join(tmpdir(), 'offheap-image-'));
@@ -214,40 +215,38 @@ describe('map image', () => {
 });
 
 describe('image loaders', () => {
-  /** The engine's image id and last sequence of a closed map directory. */
-  async function engineState(dir: string): Promise<{ id: Uint8Array | undefined; sequence: number }> {
-    const engine = await Engine.open(dir);
-    try {
-      return { id: engine.getSync(Buffer.from('\0image', 'latin1')), sequence: engine.stats().lastSequence };
-    } finally {
-      await engine.close();
-    }
-  }
-
   it('the plain loader reads what the native one maps, and finds the same damage', async () => {
     const { dir } = await closedMap(3000);
-    const { id, sequence } = await engineState(dir);
     const plain = beginImageLoad(dir, null);
     if (typeof plain === 'string') throw new Error(plain);
-    const a = plain.finish(id, sequence);
+    const a = plain.finish();
     if (typeof a === 'string') throw new Error(a);
     if (native !== null) {
       const mapped = beginImageLoad(dir);
       if (typeof mapped === 'string') throw new Error(mapped);
-      const b = mapped.finish(id, sequence);
+      const b = mapped.finish();
       if (typeof b === 'string') throw new Error(b);
       expect(Buffer.from(b.table).equals(Buffer.from(a.table))).toBe(true);
       expect(b.segments.map((x) => Buffer.from(x))).toEqual(a.segments.map((x) => Buffer.from(x)));
       expect({ ...b, table: 0, segments: 0 }).toEqual({ ...a, table: 0, segments: 0 });
     }
+    // whether the image is the engine's current state is decided once, from the engine's id and sequence
+    const engine = await Engine.open(dir);
+    try {
+      const want = { format: FORMAT_VERSION, keys: 'string', codec: 'msgpack', struct: null } as const;
+      expect(directoryFromImage(engine, want, a)).toMatchObject({ countHint: 0 });
+      expect(directoryFromImage(engine, want, { ...a, sequence: a.sequence - 1 })).toMatch(/sequence/);
+      expect(directoryFromImage(engine, want, { ...a, id: new Uint8Array(16) })).toMatch(/id differs/);
+    } finally {
+      await engine.close();
+    }
     const path = join(dir, IMAGE_FILE);
     writeFileSync(path, flip(readFileSync(path), 64 * 1024 + 3));
-    const damaged = beginImageLoad(dir, null);
-    if (typeof damaged === 'string') throw new Error(damaged);
-    expect(damaged.finish(id, sequence)).toBe('image checksum mismatch in section 0');
-    const stale = beginImageLoad(dir, null);
-    if (typeof stale === 'string') throw new Error(stale);
-    expect(stale.finish(id, sequence + 1)).toMatch(/sequence/);
+    for (const helpers of native === null ? [null] : [null, native]) {
+      const damaged = beginImageLoad(dir, helpers);
+      if (typeof damaged === 'string') throw new Error(damaged);
+      expect(damaged.finish()).toBe('image checksum mismatch in section 0');
+    }
   });
 
   it('never load a damaged image: random flips and cuts give the image or a scan, and always the right contents', async () => {

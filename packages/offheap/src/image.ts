@@ -136,10 +136,13 @@ export interface PendingImage {
   /** The map's metadata as of the image (from the checksummed header; opaque here). */
   readonly meta: Uint8Array;
   /**
-   * Checks the image against the engine's id and last sequence and its sections against their checksums. Returns
-   * the content, or why the image cannot be used. Always releases the file and any checksum thread.
+   * Checks the sections against their checksums and returns the content, or why the image cannot be used. Whether
+   * the image is the engine's current state is the caller's to check first (persistence.ts, directoryFromImage).
+   * Releases the file and the checksum thread.
    */
-  finish(engineId: Uint8Array | undefined, engineSequence: number): ImageContent | string;
+  finish(): ImageContent | string;
+  /** Releases the file and the checksum thread of an image that will not be used. */
+  drop(): void;
 }
 
 /**
@@ -275,15 +278,6 @@ function readHeader(fd: number): Header | string {
   };
 }
 
-/** Why an image does not belong to the engine as it is now, or null if it does. */
-function staleness(h: Header, engineId: Uint8Array | undefined, engineSequence: number): string | null {
-  if (engineId === undefined || !Buffer.from(engineId).equals(h.id)) return 'image id differs from the engine';
-  if (h.sequence !== engineSequence) {
-    return `image is of sequence ${h.sequence}, the engine is at ${engineSequence}`;
-  }
-  return null;
-}
-
 function contentOf(h: Header, buffers: SharedArrayBuffer[]): ImageContent {
   return {
     id: h.id,
@@ -315,7 +309,11 @@ abstract class LoadingImage implements PendingImage {
     this.meta = header.meta;
   }
 
-  abstract finish(engineId: Uint8Array | undefined, engineSequence: number): ImageContent | string;
+  abstract finish(): ImageContent | string;
+
+  drop(): void {
+    closeSync(this.fd);
+  }
 }
 
 /**
@@ -335,7 +333,7 @@ class NativeImage extends LoadingImage {
     this.buffers = buffers;
   }
 
-  finish(engineId: Uint8Array | undefined, engineSequence: number): ImageContent | string {
+  finish(): ImageContent | string {
     let sums: number[];
     try {
       sums = native!.checksumWait(this.job);
@@ -344,20 +342,26 @@ class NativeImage extends LoadingImage {
     } finally {
       closeSync(this.fd);
     }
-    const stale = staleness(this.header, engineId, engineSequence);
-    if (stale !== null) return stale;
     const bad = this.header.sections.findIndex((s, i) => s.checksum !== sums[i]);
     if (bad >= 0) return `image checksum mismatch in section ${bad}`;
     return contentOf(this.header, this.buffers);
   }
+
+  override drop(): void {
+    try {
+      native!.checksumWait(this.job); // the job's thread must end; its result is not needed
+    } catch {
+      // a read error does not matter for an image that is dropped
+    } finally {
+      closeSync(this.fd);
+    }
+  }
 }
 
-/** Without the native helpers: sections read into fresh SharedArrayBuffers once the image is known to be current. */
+/** Without the native helpers: sections read into fresh SharedArrayBuffers by `finish` (once the engine is open). */
 class ReadImage extends LoadingImage {
-  finish(engineId: Uint8Array | undefined, engineSequence: number): ImageContent | string {
+  finish(): ImageContent | string {
     try {
-      const stale = staleness(this.header, engineId, engineSequence);
-      if (stale !== null) return stale;
       const buffers: SharedArrayBuffer[] = [];
       for (const [i, s] of this.header.sections.entries()) {
         const sab = new SharedArrayBuffer(s.bytes);

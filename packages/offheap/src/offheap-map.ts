@@ -15,11 +15,12 @@ import {
 } from './arena.js';
 import { closedError, invalidArgument, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
 import { HashTable, SLOT_BYTES } from './hash-table.js';
-import { beginImageLoad, type ImageContent, writeImage } from './image.js';
+import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from './image.js';
 import { hashBytes, KeyHasher, writeUtf8 } from './key-bytes.js';
 import { MsgpackCodec, type Structures } from './msgpack-codec.js';
 import type { ParallelResult, ParallelTask, WorkerFunction } from './parallel-task.js';
 import {
+  type DirectoryState,
   directoryFromImage,
   EnginePersistence,
   FORMAT_VERSION,
@@ -247,17 +248,12 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const sync = options.sync ?? false;
     const useImage = options.image ?? true;
     // The image's sections are mapped and checksummed on a native thread while the engine opens.
-    let pending = useImage ? beginImageLoad(options.dir) : 'map images disabled';
-    const release = (): void => {
-      if (typeof pending === 'string') return;
-      pending.finish(undefined, -1);
-      pending = 'released';
-    };
+    const pending = useImage ? beginImageLoad(options.dir) : 'map images disabled';
     let engine: Engine;
     try {
       engine = await Engine.open(options.dir, { ...options.engine, sync });
     } catch (err) {
-      release();
+      if (typeof pending !== 'string') pending.drop();
       throw err;
     }
     try {
@@ -267,11 +263,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
         codec: options.struct === undefined ? 'msgpack' : 'struct',
         struct: options.struct === undefined ? null : options.struct.signature,
       };
-      // A current image carries the meta keys' values: one engine read instead of four (cold table opens).
-      const current = typeof pending === 'string' ? null : directoryFromImage(engine, want, pending);
-      const state = current ?? (await prepareDirectory(engine, want));
-      const image = typeof pending === 'string' ? pending : pending.finish(state.imageId, state.sequence);
-      pending = 'used';
+      const { state, image } = await directoryAndImage(engine, want, pending);
       let map: OffHeapMap<K, V, F>;
       if (typeof image === 'string') {
         map = new OffHeapMap<K, V, F>(
@@ -292,7 +284,6 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       map.meta = want;
       return map;
     } catch (err) {
-      release();
       await engine.close();
       throw err;
     }
@@ -1048,6 +1039,29 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       start + arena.i32[seg]![off >>> 2]!,
     ) as V;
   }
+}
+
+/**
+ * The directory state, and the map image's content if the image is the engine's current state and intact, else why
+ * not. A current image carries the meta keys' values: one engine read instead of four (cold table opens). Always
+ * releases `pending`. Throws INCOMPATIBLE.
+ */
+async function directoryAndImage(
+  engine: Engine,
+  want: MapMeta,
+  pending: PendingImage | string,
+): Promise<{ state: DirectoryState; image: ImageContent | string }> {
+  if (typeof pending === 'string') return { state: await prepareDirectory(engine, want), image: pending };
+  let current: DirectoryState | string;
+  try {
+    current = directoryFromImage(engine, want, pending);
+  } catch (err) {
+    pending.drop();
+    throw err;
+  }
+  if (typeof current !== 'string') return { state: current, image: pending.finish() };
+  pending.drop();
+  return { state: await prepareDirectory(engine, want), image: current };
 }
 
 /** Like Promise.all, but waits for every task before rejecting, so no task outlives the call (or the pool). */

@@ -50,10 +50,6 @@ export interface DirectoryState {
   structures: Structures;
   /** Entries at the last clean close (0 if unknown): the index is sized for it before loading. */
   countHint: number;
-  /** The id of the map image written at the last clean close, if any (see image.ts). */
-  imageId: Uint8Array | undefined;
-  /** The engine's last sequence number now: a map image must be of this sequence. */
-  sequence: number;
 }
 
 /** Reads the map's metadata and structures; writes the metadata if the directory is new. Throws INCOMPATIBLE. */
@@ -61,7 +57,7 @@ export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<D
   const raw = engine.getSync(META_KEY);
   if (raw === undefined) {
     await engine.put(META_KEY, pack(want), { sync: true });
-    return { structures: [], countHint: 0, imageId: undefined, sequence: engine.stats().lastSequence };
+    return { structures: [], countHint: 0 };
   }
   checkMeta(engine, unpack(raw) as MapMeta, want);
   const s = engine.getSync(STRUCTURES_KEY);
@@ -69,8 +65,6 @@ export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<D
   return {
     structures: s === undefined ? [] : (unpack(s) as Structures),
     countHint: c !== undefined && c.length === 4 ? new DataView(c.buffer, c.byteOffset, 4).getUint32(0, true) : 0,
-    imageId: engine.getSync(IMAGE_KEY),
-    sequence: engine.stats().lastSequence,
   };
 }
 
@@ -95,26 +89,28 @@ export function packImageMeta(meta: MapMeta, structures: Structures): Uint8Array
 }
 
 /**
- * The directory state from a map image's metadata, if the image is of the engine's current state (its id is the
- * engine's `image` value and its sequence the engine's last): one read of a key the last close wrote (still in the
- * memtable) instead of reading every meta key. Null if the image is not current. Throws INCOMPATIBLE.
+ * The directory state from a map image's metadata if the image is of the engine's current state — its id is the
+ * engine's `image` value and its sequence the engine's last — or why it is not. The one place that decides whether
+ * an image belongs to the engine; it reads one key, which the last close wrote (still in the memtable), instead of
+ * every meta key. Throws INCOMPATIBLE.
  */
 export function directoryFromImage(
   engine: Engine,
   want: MapMeta,
   image: { id: Uint8Array; sequence: number; meta: Uint8Array },
-): DirectoryState | null {
+): DirectoryState | string {
   const id = engine.getSync(IMAGE_KEY);
+  if (id === undefined || !Buffer.from(id).equals(image.id)) return 'image id differs from the engine';
   const sequence = engine.stats().lastSequence;
-  if (id === undefined || !Buffer.from(id).equals(image.id) || sequence !== image.sequence) return null;
+  if (sequence !== image.sequence) return `image is of sequence ${image.sequence}, the engine is at ${sequence}`;
   let stored: { meta: MapMeta; structures: Structures };
   try {
     stored = unpack(image.meta) as { meta: MapMeta; structures: Structures };
   } catch {
-    return null; // cannot be with a good header checksum; the scan path reads the engine's own keys
+    return 'image metadata does not decode'; // cannot be with a good header checksum
   }
   checkMeta(engine, stored.meta, want);
-  return { structures: stored.structures, countHint: 0, imageId: id, sequence };
+  return { structures: stored.structures, countHint: 0 };
 }
 
 /**

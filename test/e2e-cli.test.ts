@@ -38,9 +38,14 @@ async function sharedServer(): Promise<Child> {
 
 /** Starts `heapless serve` (default `--memory`) on a free port and resolves once it logs that it listens. */
 function start(...extra: string[]): Promise<Child> {
+  return startWith({}, ...extra);
+}
+
+/** {@link start} with more environment variables. */
+function startWith(env: Record<string, string>, ...extra: string[]): Promise<Child> {
   const args = extra.length === 0 ? ['--memory'] : extra;
   const proc = spawn(process.execPath, [cli, 'serve', '--port', '0', ...args], {
-    env: { ...process.env, HEAPLESS_TOKEN: TOKEN },
+    env: { ...process.env, HEAPLESS_TOKEN: TOKEN, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: Record<string, unknown>[] = [];
@@ -191,6 +196,39 @@ describe('heapless serve', () => {
       await kv.close();
       s.proc.kill('SIGTERM');
       expect(await s.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says at start-up how the map image was read, and in one line why not by the native helper', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-loader-'));
+    const listening = (c: Child) => c.lines.find((l) => l.msg === 'listening');
+    const warning = (c: Child) => c.lines.filter((l) => /native helper not in use/.test(String(l.msg)));
+    const stop = async (c: Child) => {
+      c.proc.kill('SIGTERM');
+      expect(await c.exited).toBe(0);
+    };
+    const off = { HEAPLESS_NATIVE: '0' };
+    try {
+      let s = await startWith(off, '--data', dir);
+      const kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
+      await Promise.all(Array.from({ length: 100 }, (_, i) => kv.set(`k${i}`, pack(i))));
+      await kv.close();
+      await stop(s);
+
+      s = await startWith(off, '--data', dir);
+      const why = 'HEAPLESS_NATIVE=0 turns the native helper off';
+      expect(listening(s)).toMatchObject({ entries: 100, loadedFrom: 'image', imageLoader: 'read', native: why });
+      expect(warning(s)).toEqual([expect.objectContaining({ level: 40, native: why })]);
+      await stop(s);
+
+      s = await start('--data', dir);
+      if (process.platform === 'linux') {
+        expect(listening(s)).toMatchObject({ entries: 100, loadedFrom: 'image', imageLoader: 'mapped', native: null });
+        expect(warning(s)).toEqual([]);
+      }
+      await stop(s);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

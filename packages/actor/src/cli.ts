@@ -18,6 +18,9 @@ async function main(): Promise<void> {
     return;
   }
   const server = await serve(args);
+  if (!args.memory && server.startup.native !== null) {
+    server.log.warn({ native: server.startup.native }, 'native helper not in use: map images load with plain reads');
+  }
   server.log.info(
     { url: server.url, http: server.httpUrl, data: args.memory ? null : args.data, sync: args.sync, ...server.startup },
     'listening',

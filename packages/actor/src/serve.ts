@@ -1,4 +1,4 @@
-import { OffHeapMap } from '@heapless/offheap';
+import { nativeStatus, OffHeapMap } from '@heapless/offheap';
 import type { ServeArgs } from './cli-args.js';
 import { KvActor } from './kv-actor.js';
 import { kvRoutes } from './kv-http.js';
@@ -8,8 +8,19 @@ import { spawn } from './spawn.js';
 
 /** A running `heapless serve`; `close()` stops accepting, finishes calls in flight, stops the actor (closing the map). */
 export interface RunningServer extends Published {
-  /** How the map got its entries at start: from its map image, by a scan of the engine, or memory-only. */
-  readonly startup: { entries: number; loadedFrom: string; imageRejected: string | null; ms: number };
+  /**
+   * How the map got its entries at start: from its map image (`imageLoader`: mapped by the native helper, or read),
+   * by a scan of the engine (`imageRejected` says why), or memory-only; `native`: why map images cannot be mapped in
+   * this process (the native helper not built for this Node, and why), null when they can.
+   */
+  readonly startup: {
+    entries: number;
+    loadedFrom: string;
+    imageLoader: string | null;
+    imageRejected: string | null;
+    native: string | null;
+    ms: number;
+  };
 }
 
 /**
@@ -22,8 +33,15 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
   const map = args.memory
     ? new OffHeapMap<string, unknown>()
     : await OffHeapMap.open<string, unknown>({ dir: args.data, sync: args.sync });
-  const { loadedFrom, imageRejected } = map.stats();
-  const startup = { entries: map.size, loadedFrom, imageRejected, ms: Math.round(performance.now() - opening) };
+  const { loadedFrom, imageLoader, imageRejected } = map.stats();
+  const startup = {
+    entries: map.size,
+    loadedFrom,
+    imageLoader,
+    imageRejected,
+    native: nativeStatus.problem,
+    ms: Math.round(performance.now() - opening),
+  };
   const metrics = new Metrics();
   metrics.addGauge('heapless_entries', 'Entries in the map.', () => map.size);
   metrics.addGauge('heapless_offheap_bytes', 'Bytes of the map off the JS heap (index and arena).', () => {

@@ -1,29 +1,40 @@
-// Native helpers of @heapless/offheap, loaded when they could be built (the package works without them):
+// Native helpers of @heapless/offheap, through Node-API (node-addon-api), loaded when they could be built (the
+// package works without them). One build per Node ABI (scripts/build-native.mjs); Node-API keeps this file the same
+// for every Node version, and the one call it has only as an experimental API is in node_api_shared.cc.
 //
-//   loadSections(fd, [offset, fileLength, length, ...]) -> [jobId, buffer0, buffer1, ...]
-//     One SharedArrayBuffer per section of a map image: `length` bytes of private memory whose first `fileLength`
-//     bytes map the file at `offset` (page-aligned; the rest is zero pages). Mapped pages are the page cache's until
-//     written (then copied, a page at a time), so nothing is copied into fresh memory at load. The job verifies the
-//     sections by reading the file (pread into a 128 KiB buffer of its thread's, the kernel's fast path) and
-//     checksumming what it read, on a thread of its own so the caller can open the engine meanwhile;
-//     checksumWait(jobId) joins in and returns the sections' checksums. Measured on a 2-core VM for 128 MB: pread +
-//     checksum 21-25 ms (plain read() of the same bytes: 19-25 ms); touching every page through a mapping instead
-//     cost 45-85 ms, and reading into fresh anonymous memory 300-400 ms (fresh pages fault at ~3.4 µs each there).
-//     The memory is unmapped when the last SharedArrayBuffer referring to it (in any thread) is collected.
+//   checksum(bytes) -> u32
+//     The image checksum of a Uint8Array (over an ArrayBuffer or a SharedArrayBuffer): the CRC32C of each 64 KiB
+//     chunk (the last one shorter), then the CRC32C of those CRCs as u32 little-endian. Chunks are independent, so
+//     they are computed three at a time (the CPU's crc32 instruction has a latency of three cycles and a throughput
+//     of one) and, for large inputs, on two threads. The JS fallback computes the same value chunk by chunk
+//     (native.ts).
 //
-//   checksum(buffer, offset, length) -> u32
-//     The image checksum of buffer[offset, offset + length) (an ArrayBuffer, SharedArrayBuffer or a view of one):
-//     the CRC32C of each 64 KiB chunk (the last one shorter), then the CRC32C of those CRCs as u32 little-endian.
-//     Chunks are independent, so they are computed three at a time (the CPU's crc32 instruction has a latency of
-//     three cycles and a throughput of one) and, for large inputs, on two threads. The JS fallback computes the
-//     same value chunk by chunk (native.ts).
+//   checksumStart([bytes, ...]) -> job id
+//   fileChecksumStart(fd, [offset, length, ...]) -> job id
+//   checksumWait(id) -> u32[]
+//     The checksums of several byte ranges, or of several ranges of a file, computed on a thread of the job's own;
+//     checksumWait joins in on the chunks left and returns them (or throws an Error with .code if a read of the
+//     file failed). A file job reads with pread into a 128 KiB buffer of its thread's (the kernel's fast path) and
+//     checksums what it read. Every job must be waited for: it holds its byte ranges (and needs its file open)
+//     until then. Measured on a 2-core VM for 128 MB: pread + checksum 21-25 ms (plain read() of the same bytes:
+//     19-25 ms); touching every page through a mapping instead cost 45-85 ms.
 //
-//   checksumStart([buffer, offset, length, ...]) -> job id;  checksumWait(id) -> u32[]
-//     The checksums of several ranges computed on a thread of their own; checksumWait joins in on the chunks left
-//     and returns them (or throws an Error with .code if a read of a loadSections job failed). Every job must be
-//     waited for; it holds the buffers' memory until then.
-#include <node.h>
-#include <v8.h>
+//   mapSections(fd, [offset, fileLength, length, ...]) -> SharedArrayBuffer[]
+//     Only where this Node's Node-API can wrap external memory in a SharedArrayBuffer (kNodeApiWrapsShared; else
+//     heapless_offheap_v8.cc does it through V8). One SharedArrayBuffer per section of a map image: `length` bytes
+//     of private memory whose first `fileLength` bytes map the file at `offset` (mapped_region.h), so nothing is
+//     copied into fresh memory at load (reading into fresh anonymous memory cost 300-400 ms for 128 MB: fresh pages
+//     fault at ~3.4 us each there). The memory is unmapped when the last SharedArrayBuffer referring to it (in any
+//     thread) is collected. Verify the bytes with fileChecksumStart before using them.
+//
+//   builtFor: the Node.js version whose headers this was compiled against (the loader uses no other build).
+// node_version.h gives NODE_VERSION (builtFor), and also defines NAPI_VERSION as the newest of that Node: the
+// helper asks for 8 (Node 20 and later have it).
+#include <node_version.h>
+#undef NAPI_VERSION
+#define NAPI_VERSION 8
+#define NAPI_CPP_EXCEPTIONS
+#include <napi.h>
 
 #include <algorithm>
 #include <atomic>
@@ -36,12 +47,14 @@
 #include <thread>
 #include <vector>
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
 #endif
+
+#include "mapped_region.h"
+#include "node_api_shared.h"
 
 namespace {
 
@@ -120,7 +133,6 @@ uint32_t Crc(const uint8_t* p, size_t n) {
   return ~SoftUpdate(0xffffffffu, p, n);
 }
 
-// CRCs of chunks [from, to) of p[0, n) into out[from, to).
 // CRCs of chunks [from, to) of a range of n bytes into out[from, to); `at` holds the bytes of chunk `from` onwards.
 void ChunkCrcs(const uint8_t* at, size_t n, size_t from, size_t to, uint32_t* out) {
   size_t i = from;
@@ -136,6 +148,12 @@ void ChunkCrcs(const uint8_t* at, size_t n, size_t from, size_t to, uint32_t* ou
   }
 }
 
+// The CRC of the chunk CRCs as u32 little-endian (x86-64 and arm64 hosts are little-endian; the package refuses
+// others).
+uint32_t CrcOfCrcs(const std::vector<uint32_t>& crcs) {
+  return Crc(reinterpret_cast<const uint8_t*>(crcs.data()), crcs.size() * 4);
+}
+
 uint32_t ImageChecksum(const uint8_t* p, size_t n) {
   size_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<uint32_t> crcs(chunks);
@@ -147,103 +165,41 @@ uint32_t ImageChecksum(const uint8_t* p, size_t n) {
   } else {
     ChunkCrcs(p, n, 0, chunks, crcs.data());
   }
-  // The CRCs as u32 little-endian (x86-64 and arm64 hosts are little-endian; the package refuses others).
-  return Crc(reinterpret_cast<const uint8_t*>(crcs.data()), chunks * 4);
+  return CrcOfCrcs(crcs);
 }
 
-void ThrowErrno(v8::Isolate* isolate, const char* what, int err) {
-  v8::Local<v8::Context> context = isolate->GetCurrentContext();
-  std::string message = std::string(what) + ": " + strerror(err);
-  v8::Local<v8::Value> e = v8::Exception::Error(v8::String::NewFromUtf8(isolate, message.c_str()).ToLocalChecked());
-  const char* code = err == ENOMEM ? "ENOMEM" : err == EINVAL ? "EINVAL" : err == EBADF ? "EBADF" : err == EACCES ? "EACCES" : "EIO";
-  e.As<v8::Object>()
-      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "code"), v8::String::NewFromUtf8(isolate, code).ToLocalChecked())
-      .Check();
-  isolate->ThrowException(e);
+Napi::Error ErrnoError(Napi::Env env, const char* what, int err) {
+  Napi::Error e = Napi::Error::New(env, std::string(what) + ": " + strerror(err));
+  e.Set("code", Napi::String::New(env, heapless::ErrnoCode(err)));
+  return e;
 }
 
-// Memory of loadSections: a private mapping (file over its start, zero pages after).
-struct Region {
-  void* raw;
-  size_t length;
-};
-
-void FreeRegion(void* data, size_t length, void* deleter_data) {
-  Region* r = static_cast<Region*>(deleter_data);
-  munmap(r->raw, r->length);
-  delete r;
-}
-
-// `length` bytes of private memory whose first `file_length` bytes are a private mapping of the file at `offset`
-// (page cache pages until written, copied then), the rest zero; or nullptr (errno set).
-uint8_t* MapRegion(int fd, off_t offset, size_t file_length, size_t length, Region** region) {
-  void* raw = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  if (file_length > 0 &&
-      mmap(raw, file_length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, offset) == MAP_FAILED) {
-    int err = errno;
-    munmap(raw, length);
-    errno = err;
-    return nullptr;
+// The bytes of a Uint8Array (a Buffer, or a view of an ArrayBuffer or a SharedArrayBuffer); throws a TypeError for
+// anything else.
+Napi::Uint8Array BytesOf(Napi::Env env, Napi::Value v, const char* usage) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    throw Napi::TypeError::New(env, usage);
   }
-  *region = new Region{raw, length};
-  return static_cast<uint8_t*>(raw);
+  return v.As<Napi::Uint8Array>();
+}
+
+// A byte offset or length (heapless::IsSize) from JavaScript; false for anything else.
+bool ToSize(Napi::Value v, double* out) {
+  if (!v.IsNumber()) return false;
+  *out = v.As<Napi::Number>().DoubleValue();
+  return heapless::IsSize(*out);
 }
 
 struct Range {
-  uint8_t* data;
+  const uint8_t* data;
   size_t length;
-  // Where loadSections reads the range from (-1: the range is only checksummed).
-  int64_t file_offset = -1;
-  // Keeps the memory alive while a checksum thread reads it, even if JS drops every reference.
-  std::shared_ptr<v8::BackingStore> store;
+  // Where the range is in the job's file; -1 for a range of memory (at `data`).
+  int64_t file_offset;
 };
 
-// The bytes [offset, offset + length) of an ArrayBuffer, SharedArrayBuffer or view (length undefined: to the
-// end). False, with a JS exception thrown, if the value or the range is not valid.
-bool ToRange(v8::Isolate* isolate, v8::Local<v8::Value> buffer, v8::Local<v8::Value> offsetArg,
-             v8::Local<v8::Value> lengthArg, Range* out) {
-  const uint8_t* base = nullptr;
-  size_t size = 0;
-  if (buffer->IsSharedArrayBuffer()) {
-    out->store = buffer.As<v8::SharedArrayBuffer>()->GetBackingStore();
-    base = static_cast<const uint8_t*>(out->store->Data());
-    size = out->store->ByteLength();
-  } else if (buffer->IsArrayBuffer()) {
-    out->store = buffer.As<v8::ArrayBuffer>()->GetBackingStore();
-    base = static_cast<const uint8_t*>(out->store->Data());
-    size = out->store->ByteLength();
-  } else if (buffer->IsArrayBufferView()) {
-    auto v = buffer.As<v8::ArrayBufferView>();
-    out->store = v->Buffer()->GetBackingStore();
-    base = static_cast<const uint8_t*>(out->store->Data()) + v->ByteOffset();
-    size = v->ByteLength();
-  } else {
-    isolate->ThrowException(v8::Exception::TypeError(
-        v8::String::NewFromUtf8Literal(isolate, "checksum needs an ArrayBuffer, SharedArrayBuffer or view")));
-    return false;
-  }
-  double offset = offsetArg->IsNumber() ? offsetArg.As<v8::Number>()->Value() : 0;
-  double length = lengthArg->IsNumber() ? lengthArg.As<v8::Number>()->Value() : static_cast<double>(size) - offset;
-  if (!(offset >= 0) || !(length >= 0) || offset + length > static_cast<double>(size)) {
-    isolate->ThrowException(v8::Exception::RangeError(v8::String::NewFromUtf8Literal(isolate, "checksum range")));
-    return false;
-  }
-  out->data = const_cast<uint8_t*>(base) + static_cast<size_t>(offset);
-  out->length = static_cast<size_t>(length);
-  return true;
-}
-
-void Checksum(const v8::FunctionCallbackInfo<v8::Value>& args) {
-  v8::Isolate* isolate = args.GetIsolate();
-  Range r;
-  if (!ToRange(isolate, args[0], args[1], args[2], &r)) return;
-  args.GetReturnValue().Set(v8::Integer::NewFromUnsigned(isolate, ImageChecksum(r.data, r.length)));
-}
-
 // A job: the ranges' chunks in tasks of kTaskChunks (2 MiB), taken in order by the job's thread and, once the owner
-// calls checksumWait, by the owner's thread too (it has nothing else to do then). A loadSections task reads its bytes
-// from the file into a buffer of the thread's and checksums them there.
+// calls checksumWait, by the owner's thread too (it has nothing else to do then). A task of a file range reads its
+// bytes into a buffer of the thread's and checksums them there.
 constexpr size_t kTaskChunks = 32;
 // Chunks read at a time: 128 KiB stays in the L2 cache between the kernel's copy and the checksum (measured: 21 ms
 // for 128 MB against 25 ms in 1 MiB reads and 30 ms in 2 MiB reads).
@@ -255,22 +211,51 @@ struct Task {
   size_t to;
 };
 
-struct Job {
-  std::vector<Range> ranges;
-  std::vector<std::vector<uint32_t>> crcs;
-  std::vector<Task> tasks;
-  std::atomic<size_t> next{0};
-  std::thread thread;
-  int fd = -1;
-  // The first read error (errno; EIO also for a file shorter than its header says), 0 if none.
-  std::atomic<int> error{0};
+class Job {
+ public:
+  // The ranges of a memory job stay alive through `holds` (references to their views) until the job is destroyed,
+  // which only happens on the JavaScript thread that started it.
+  Job(std::vector<Range> ranges, std::vector<Napi::ObjectReference> holds, int fd)
+      : ranges_(std::move(ranges)), holds_(std::move(holds)), fd_(fd) {
+    for (size_t r = 0; r < ranges_.size(); r++) {
+      size_t chunks = (ranges_[r].length + kChunk - 1) / kChunk;
+      crcs_.emplace_back(chunks);
+      for (size_t c = 0; c < chunks; c += kTaskChunks) tasks_.push_back({r, c, std::min(chunks, c + kTaskChunks)});
+    }
+    thread_ = std::thread([this]() { Work(); });
+  }
 
+  ~Job() { Cancel(); }
+
+  // Works on the tasks left, waits for the job's thread and returns the ranges' checksums; the first read error
+  // (errno) instead if any.
+  int Finish(std::vector<uint32_t>* sums) {
+    Work();
+    thread_.join();
+    if (error_ != 0) return error_;
+    for (const auto& crcs : crcs_) sums->push_back(CrcOfCrcs(crcs));
+    return 0;
+  }
+
+  // Stops handing out tasks and waits for the job's thread (an environment shutting down).
+  void Cancel() {
+    cancelled_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // For an environment torn down past the point where references may be deleted.
+  void Abandon() {
+    Cancel();
+    for (auto& h : holds_) h.SuppressDestruct();
+  }
+
+ private:
   void Work() {
     std::unique_ptr<uint8_t[]> buffer;  // file bytes of a piece of a task, reused so they stay in the L2 cache
-    for (size_t t = next.fetch_add(1); t < tasks.size(); t = next.fetch_add(1)) {
-      const Task& k = tasks[t];
-      const Range& r = ranges[k.range];
-      uint32_t* out = crcs[k.range].data();
+    for (size_t t = next_.fetch_add(1); t < tasks_.size() && !cancelled_; t = next_.fetch_add(1)) {
+      const Task& k = tasks_[t];
+      const Range& r = ranges_[k.range];
+      uint32_t* out = crcs_[k.range].data();
       if (r.file_offset < 0) {
         ChunkCrcs(r.data + k.from * kChunk, r.length, k.from, k.to, out);
         continue;
@@ -284,16 +269,17 @@ struct Job {
     }
   }
 
-  // Reads chunks [from, to) of the range from the file into `into`.
+  // Reads chunks [from, to) of a file range into `into`; false (error_ set: errno, or EIO for a file shorter than
+  // the range) if it cannot.
   bool Read(const Range& r, size_t from, size_t to, uint8_t* into) {
     size_t start = from * kChunk;
     size_t end = std::min(r.length, to * kChunk);
     for (size_t done = 0; start + done < end;) {
-      ssize_t n = pread(fd, into + done, end - start - done, static_cast<off_t>(r.file_offset + start + done));
+      ssize_t n = pread(fd_, into + done, end - start - done, static_cast<off_t>(r.file_offset + start + done));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         int expected = 0;
-        error.compare_exchange_strong(expected, n < 0 ? errno : EIO);
+        error_.compare_exchange_strong(expected, n < 0 ? errno : EIO);
         return false;
       }
       done += static_cast<size_t>(n);
@@ -301,137 +287,152 @@ struct Job {
     return true;
   }
 
-  // Splits the ranges into tasks and starts the job's thread.
-  void Start() {
-    for (size_t r = 0; r < ranges.size(); r++) {
-      size_t chunks = (ranges[r].length + kChunk - 1) / kChunk;
-      crcs.emplace_back(chunks);
-      for (size_t c = 0; c < chunks; c += kTaskChunks) tasks.push_back({r, c, std::min(chunks, c + kTaskChunks)});
-    }
-    thread = std::thread([this]() { Work(); });
-  }
+  std::vector<Range> ranges_;
+  std::vector<Napi::ObjectReference> holds_;
+  int fd_;
+  std::vector<std::vector<uint32_t>> crcs_;
+  std::vector<Task> tasks_;
+  std::atomic<size_t> next_{0};
+  std::atomic<bool> cancelled_{false};
+  std::atomic<int> error_{0};
+  std::thread thread_;
 };
 
-// Jobs by id, for every thread of the process that loaded the addon (maps may be opened in worker threads).
-std::mutex jobs_mutex;
-std::vector<std::unique_ptr<Job>> jobs;
-
-uint32_t AddJob(std::unique_ptr<Job> job) {
-  std::lock_guard<std::mutex> lock(jobs_mutex);
-  size_t id = 0;
-  while (id < jobs.size() && jobs[id] != nullptr) id++;
-  if (id == jobs.size()) jobs.emplace_back();
-  jobs[id] = std::move(job);
-  return static_cast<uint32_t>(id);
+void ReleaseRegion(void* data, void* hint) {
+  (void)data;
+  heapless::FreeRegion(static_cast<heapless::Region*>(hint));
 }
 
-void ChecksumStart(const v8::FunctionCallbackInfo<v8::Value>& args) {
-  v8::Isolate* isolate = args.GetIsolate();
-  v8::Local<v8::Context> context = isolate->GetCurrentContext();
-  if (args.Length() < 1 || !args[0]->IsArray()) {
-    isolate->ThrowException(
-        v8::Exception::TypeError(v8::String::NewFromUtf8Literal(isolate, "checksumStart([buffer, offset, length, ...])")));
-    return;
-  }
-  auto list = args[0].As<v8::Array>();
-  auto job = std::make_unique<Job>();
-  for (uint32_t i = 0; i + 2 < list->Length(); i += 3) {
-    Range r;
-    if (!ToRange(isolate, list->Get(context, i).ToLocalChecked(), list->Get(context, i + 1).ToLocalChecked(),
-                 list->Get(context, i + 2).ToLocalChecked(), &r)) {
-      return;
+// One instance per JavaScript environment (the main thread and each worker thread that loads the helper): its jobs
+// are the ones that environment started.
+class Helpers : public Napi::Addon<Helpers> {
+ public:
+  Helpers(Napi::Env env, Napi::Object exports) {
+    static std::once_flag once;
+    std::call_once(once, []() {
+      InitTable();
+#if defined(__x86_64__)
+      __builtin_cpu_init();
+      have_sse42 = __builtin_cpu_supports("sse4.2");
+#endif
+    });
+    DefineAddon(exports, {
+                             InstanceMethod("checksum", &Helpers::Checksum, napi_enumerable),
+                             InstanceMethod("checksumStart", &Helpers::ChecksumStart, napi_enumerable),
+                             InstanceMethod("fileChecksumStart", &Helpers::FileChecksumStart, napi_enumerable),
+                             InstanceMethod("checksumWait", &Helpers::ChecksumWait, napi_enumerable),
+                             InstanceValue("builtFor", Napi::String::New(env, NODE_VERSION), napi_enumerable),
+                         });
+    if (heapless::kNodeApiWrapsShared) {
+      DefineProperties(exports, {InstanceMethod("mapSections", &Helpers::MapSections, napi_enumerable)});
     }
-    job->ranges.push_back(r);
+    // Runs before the environment's references are torn down (cleanup hooks run last registered first, and
+    // Node-API's own was registered before this module's initialisation): jobs a worker left behind end here.
+    cleanup_ = env.AddCleanupHook(&Helpers::EndJobs, this);
   }
-  job->Start();
-  args.GetReturnValue().Set(v8::Integer::NewFromUnsigned(isolate, AddJob(std::move(job))));
-}
 
-void LoadSections(const v8::FunctionCallbackInfo<v8::Value>& args) {
-  v8::Isolate* isolate = args.GetIsolate();
-  v8::Local<v8::Context> context = isolate->GetCurrentContext();
-  if (args.Length() < 2 || !args[0]->IsInt32() || !args[1]->IsArray()) {
-    isolate->ThrowException(v8::Exception::TypeError(
-        v8::String::NewFromUtf8Literal(isolate, "loadSections(fd, [offset, fileLength, length, ...])")));
-    return;
+  ~Helpers() {
+    if (cleanup_.IsEmpty()) return;
+    // The environment is going and the cleanup hook has not run: its references can no longer be deleted.
+    for (auto& job : jobs_) {
+      if (job != nullptr) job->Abandon();
+    }
   }
-  auto list = args[1].As<v8::Array>();
-  auto job = std::make_unique<Job>();
-  job->fd = args[0].As<v8::Int32>()->Value();
-  v8::Local<v8::Array> out = v8::Array::New(isolate, 1 + static_cast<int>(list->Length() / 3));
-  for (uint32_t i = 0; i + 2 < list->Length(); i += 3) {
-    double n[3];
-    for (uint32_t k = 0; k < 3; k++) {
-      v8::Local<v8::Value> v = list->Get(context, i + k).ToLocalChecked();
-      n[k] = v->IsNumber() ? v.As<v8::Number>()->Value() : -1;
-    }
-    if (!(n[0] >= 0) || !(n[1] >= 0) || !(n[2] > 0) || n[1] > n[2] || n[2] > 1e15) {
-      ThrowErrno(isolate, "loadSections", EINVAL);
-      return;
-    }
-    Region* region = nullptr;
-    uint8_t* p = MapRegion(job->fd, static_cast<off_t>(n[0]), static_cast<size_t>(n[1]), static_cast<size_t>(n[2]), &region);
-    if (p == nullptr) {
-      ThrowErrno(isolate, "mmap", errno);
-      return;
-    }
-    std::shared_ptr<v8::BackingStore> store =
-        v8::SharedArrayBuffer::NewBackingStore(p, static_cast<size_t>(n[2]), FreeRegion, region);
-    out->Set(context, 1 + i / 3, v8::SharedArrayBuffer::New(isolate, store)).Check();
-    job->ranges.push_back({p, static_cast<size_t>(n[1]), static_cast<int64_t>(n[0]), store});
-  }
-  job->Start();
-  out->Set(context, 0, v8::Integer::NewFromUnsigned(isolate, AddJob(std::move(job)))).Check();
-  args.GetReturnValue().Set(out);
-}
 
-void ChecksumWait(const v8::FunctionCallbackInfo<v8::Value>& args) {
-  v8::Isolate* isolate = args.GetIsolate();
-  v8::Local<v8::Context> context = isolate->GetCurrentContext();
-  uint32_t id = args.Length() >= 1 && args[0]->IsUint32() ? args[0].As<v8::Uint32>()->Value() : UINT32_MAX;
-  std::unique_ptr<Job> job;
-  {
-    std::lock_guard<std::mutex> lock(jobs_mutex);
-    if (id < jobs.size()) job = std::move(jobs[id]);
+ private:
+  Napi::Value Checksum(const Napi::CallbackInfo& info) {
+    Napi::Uint8Array bytes = BytesOf(info.Env(), info[0], "checksum(bytes: Uint8Array)");
+    return Napi::Number::New(info.Env(), ImageChecksum(bytes.Data(), bytes.ByteLength()));
   }
-  if (job == nullptr) {
-    isolate->ThrowException(v8::Exception::RangeError(v8::String::NewFromUtf8Literal(isolate, "no such checksum job")));
-    return;
+
+  Napi::Value ChecksumStart(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const char* usage = "checksumStart(ranges: Uint8Array[])";
+    if (!info[0].IsArray()) throw Napi::TypeError::New(env, usage);
+    Napi::Array list = info[0].As<Napi::Array>();
+    std::vector<Range> ranges;
+    std::vector<Napi::ObjectReference> holds;
+    for (uint32_t i = 0; i < list.Length(); i++) {
+      Napi::Uint8Array bytes = BytesOf(env, list.Get(i), usage);
+      ranges.push_back({bytes.Data(), bytes.ByteLength(), -1});
+      holds.push_back(Napi::Persistent(static_cast<Napi::Object>(bytes)));
+    }
+    return AddJob(env, std::make_unique<Job>(std::move(ranges), std::move(holds), -1));
   }
-  job->Work();
-  job->thread.join();
-  if (job->error != 0) {
-    ThrowErrno(isolate, "reading the map image", job->error);
-    return;
+
+  Napi::Value FileChecksumStart(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const char* usage = "fileChecksumStart(fd, [offset, length, ...])";
+    if (!info[0].IsNumber() || !info[1].IsArray()) throw Napi::TypeError::New(env, usage);
+    int fd = info[0].As<Napi::Number>().Int32Value();
+    Napi::Array list = info[1].As<Napi::Array>();
+    std::vector<Range> ranges;
+    for (uint32_t i = 0; i + 1 < list.Length(); i += 2) {
+      double offset, length;
+      if (!ToSize(list.Get(i), &offset) || !ToSize(list.Get(i + 1), &length)) throw ErrnoError(env, usage, EINVAL);
+      ranges.push_back({nullptr, static_cast<size_t>(length), static_cast<int64_t>(offset)});
+    }
+    return AddJob(env, std::make_unique<Job>(std::move(ranges), std::vector<Napi::ObjectReference>(), fd));
   }
-  v8::Local<v8::Array> out = v8::Array::New(isolate, static_cast<int>(job->ranges.size()));
-  for (size_t i = 0; i < job->ranges.size(); i++) {
-    const std::vector<uint32_t>& crcs = job->crcs[i];
-    uint32_t c = Crc(reinterpret_cast<const uint8_t*>(crcs.data()), crcs.size() * 4);
-    out->Set(context, static_cast<uint32_t>(i), v8::Integer::NewFromUnsigned(isolate, c)).Check();
+
+  Napi::Value ChecksumWait(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    uint32_t id = info[0].IsNumber() ? info[0].As<Napi::Number>().Uint32Value() : UINT32_MAX;
+    if (id >= jobs_.size() || jobs_[id] == nullptr) throw Napi::RangeError::New(env, "no such checksum job");
+    std::unique_ptr<Job> job = std::move(jobs_[id]);
+    std::vector<uint32_t> sums;
+    int err = job->Finish(&sums);
+    if (err != 0) throw ErrnoError(env, "reading the map image", err);
+    Napi::Array out = Napi::Array::New(env, sums.size());
+    for (uint32_t i = 0; i < sums.size(); i++) out.Set(i, Napi::Number::New(env, sums[i]));
+    return out;
   }
-  args.GetReturnValue().Set(out);
-}
+
+  Napi::Value MapSections(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const char* usage = "mapSections(fd, [offset, fileLength, length, ...])";
+    if (!info[0].IsNumber() || !info[1].IsArray()) throw Napi::TypeError::New(env, usage);
+    int fd = info[0].As<Napi::Number>().Int32Value();
+    Napi::Array list = info[1].As<Napi::Array>();
+    Napi::Array out = Napi::Array::New(env, list.Length() / 3);
+    for (uint32_t i = 0; i + 2 < list.Length(); i += 3) {
+      double n[3];
+      for (uint32_t k = 0; k < 3; k++) {
+        Napi::Value v = list.Get(i + k);
+        n[k] = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+      }
+      if (!heapless::ValidSection(n[0], n[1], n[2])) throw ErrnoError(env, "mapSections", EINVAL);
+      heapless::Region* region =
+          heapless::MapRegion(fd, static_cast<off_t>(n[0]), static_cast<size_t>(n[1]), static_cast<size_t>(n[2]));
+      if (region == nullptr) throw ErrnoError(env, "mmap", errno);
+      napi_value sab;
+      napi_status status = heapless::WrapShared(env, region->raw, region->length, ReleaseRegion, region, &sab);
+      if (status != napi_ok) {
+        heapless::FreeRegion(region);
+        NAPI_THROW_IF_FAILED(env, status, Napi::Value());
+      }
+      out.Set(i / 3, Napi::Value(env, sab));
+    }
+    return out;
+  }
+
+  Napi::Value AddJob(Napi::Env env, std::unique_ptr<Job> job) {
+    size_t id = 0;
+    while (id < jobs_.size() && jobs_[id] != nullptr) id++;
+    if (id == jobs_.size()) jobs_.emplace_back();
+    jobs_[id] = std::move(job);
+    return Napi::Number::New(env, static_cast<double>(id));
+  }
+
+  static void EndJobs(Helpers* self) {
+    self->jobs_.clear();
+    self->cleanup_ = {};
+  }
+
+  std::vector<std::unique_ptr<Job>> jobs_;
+  Napi::Env::CleanupHook<void (*)(Helpers*), Helpers> cleanup_;
+};
 
 }  // namespace
 
-NODE_MODULE_INIT(/* exports, module, context */) {
-  // Once per process: every thread that loads the addon runs this.
-  static std::once_flag once;
-  std::call_once(once, []() {
-    InitTable();
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    have_sse42 = __builtin_cpu_supports("sse4.2");
-#endif
-  });
-  v8::Isolate* isolate = context->GetIsolate();
-  const std::pair<const char*, v8::FunctionCallback> functions[] = {
-      {"loadSections", LoadSections}, {"checksum", Checksum}, {"checksumStart", ChecksumStart}, {"checksumWait", ChecksumWait}};
-  for (const auto& [name, fn] : functions) {
-    exports
-        ->Set(context, v8::String::NewFromUtf8(isolate, name).ToLocalChecked(),
-              v8::FunctionTemplate::New(isolate, fn)->GetFunction(context).ToLocalChecked())
-        .Check();
-  }
-}
+NODE_API_ADDON(Helpers)

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync
 import { join } from 'node:path';
 import type { ArenaState } from './arena.js';
 import { SLOT_BYTES } from './hash-table.js';
-import { imageChecksum, type NativeHelpers, native, portableImageChecksum } from './native.js';
+import { type ImageLoader, imageChecksum, type NativeHelpers, native, portableImageChecksum } from './native.js';
 import { SIZE_CLASS_COUNT } from './size-class.js';
 
 /**
@@ -135,6 +135,8 @@ export interface PendingImage {
   readonly sequence: number;
   /** The map's metadata as of the image (from the checksummed header; opaque here). */
   readonly meta: Uint8Array;
+  /** How the sections are being read. */
+  readonly loader: ImageLoader;
   /**
    * Checks the sections against their checksums and returns the content, or why the image cannot be used. Whether
    * the image is the engine's current state is the caller's to check first (persistence.ts, directoryFromImage).
@@ -149,7 +151,7 @@ export interface PendingImage {
  * Starts loading `dir/MAPIMAGE`: reads and checks its header, then (with the native helpers) starts reading and
  * checksumming every section on a thread of its own, so the caller can open the engine meanwhile. Returns
  * why there is no usable image instead (missing file, damaged header). Never throws for a bad image. `helpers`: the
- * native helpers to use (null: the plain loader).
+ * native helpers to use (null: the plain loader; helpers without `loadSections` also read, checksumming natively).
  */
 export function beginImageLoad(dir: string, helpers: NativeHelpers | null = native): PendingImage | string {
   let fd: number;
@@ -168,9 +170,9 @@ export function beginImageLoad(dir: string, helpers: NativeHelpers | null = nati
     closeSync(fd);
     return header;
   }
-  if (helpers === null) return new ReadImage(fd, header);
+  if (helpers?.loadSections == null) return new ReadImage(fd, header, helpers);
   try {
-    return new NativeImage(fd, header);
+    return new NativeImage(fd, header, helpers);
   } catch (err) {
     closeSync(fd);
     return `image could not be loaded: ${String(err)}`;
@@ -299,6 +301,7 @@ abstract class LoadingImage implements PendingImage {
   readonly id: Uint8Array;
   readonly sequence: number;
   readonly meta: Uint8Array;
+  abstract readonly loader: ImageLoader;
 
   constructor(
     protected readonly fd: number,
@@ -321,14 +324,19 @@ abstract class LoadingImage implements PendingImage {
  * reading the file on a native thread while the engine opens; `finish` joins in on what is left.
  */
 class NativeImage extends LoadingImage {
+  readonly loader = 'mapped';
   private readonly buffers: SharedArrayBuffer[];
   private readonly job: number;
 
-  constructor(fd: number, header: Header) {
+  constructor(
+    fd: number,
+    header: Header,
+    private readonly helpers: NativeHelpers,
+  ) {
     super(fd, header);
     const triples: number[] = [];
     for (const s of header.sections) triples.push(s.offset, s.fileBytes, s.bytes);
-    const [job, ...buffers] = native!.loadSections(fd, triples);
+    const [job, ...buffers] = helpers.loadSections!(fd, triples);
     this.job = job;
     this.buffers = buffers;
   }
@@ -336,7 +344,7 @@ class NativeImage extends LoadingImage {
   finish(): ImageContent | string {
     let sums: number[];
     try {
-      sums = native!.checksumWait(this.job);
+      sums = this.helpers.checksumWait(this.job);
     } catch (err) {
       return `image unreadable: ${String(err)}`;
     } finally {
@@ -349,7 +357,7 @@ class NativeImage extends LoadingImage {
 
   override drop(): void {
     try {
-      native!.checksumWait(this.job); // the job's thread must end; its result is not needed
+      this.helpers.checksumWait(this.job); // the job's thread must end; its result is not needed
     } catch {
       // a read error does not matter for an image that is dropped
     } finally {
@@ -358,8 +366,21 @@ class NativeImage extends LoadingImage {
   }
 }
 
-/** Without the native helpers: sections read into fresh SharedArrayBuffers by `finish` (once the engine is open). */
+/**
+ * Without the native mapping: sections read into fresh SharedArrayBuffers by `finish` (once the engine is open), and
+ * checksummed by the native helper where there is one.
+ */
 class ReadImage extends LoadingImage {
+  readonly loader = 'read';
+
+  constructor(
+    fd: number,
+    header: Header,
+    private readonly helpers: NativeHelpers | null,
+  ) {
+    super(fd, header);
+  }
+
   finish(): ImageContent | string {
     try {
       const buffers: SharedArrayBuffer[] = [];
@@ -367,7 +388,8 @@ class ReadImage extends LoadingImage {
         const sab = new SharedArrayBuffer(s.bytes);
         const bytes = new Uint8Array(sab, 0, s.fileBytes);
         if (readFully(this.fd, bytes, s.offset) < s.fileBytes) return `image truncated (section ${i})`;
-        if (portableImageChecksum(bytes) !== s.checksum) return `image checksum mismatch in section ${i}`;
+        const sum = this.helpers === null ? portableImageChecksum(bytes) : this.helpers.checksum(bytes);
+        if (sum !== s.checksum) return `image checksum mismatch in section ${i}`;
         buffers.push(sab);
       }
       return contentOf(this.header, buffers);

@@ -18,6 +18,7 @@ import { HashTable, SLOT_BYTES } from './hash-table.js';
 import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from './image.js';
 import { hashBytes, KeyHasher, writeUtf8 } from './key-bytes.js';
 import { MsgpackCodec, type Structures } from './msgpack-codec.js';
+import type { ImageLoader } from './native.js';
 import type { ParallelResult, ParallelTask, WorkerFunction } from './parallel-task.js';
 import {
   type DirectoryState,
@@ -121,6 +122,8 @@ export interface OffHeapMapStats {
   segments: number;
   /** `'memory'`: a memory-only map; `'scan'`: rebuilt from the engine at open; `'image'`: loaded from its map image. */
   loadedFrom: MapSource;
+  /** How the image was read when `loadedFrom` is `'image'` (`'mapped'` by the native helper, or `'read'`), else null. */
+  imageLoader: ImageLoader | null;
   /** Why the open scanned instead of using the map image (`'no image'`, stale, checksum mismatch...), else null. */
   imageRejected: string | null;
 }
@@ -194,6 +197,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private meta: MapMeta | null = null;
   private loadedSequence = -1;
   private loadedFrom: MapSource = 'memory';
+  private imageLoader: ImageLoader | null = null;
   private imageRejected: string | null = null;
   private readonly threads: number;
   private pool: Piscina | null = null;
@@ -277,6 +281,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
         map = new OffHeapMap<K, V, F>({ ...options, capacity: 0 }, state.structures);
         map.restore(image);
         map.loadedFrom = 'image';
+        map.imageLoader = typeof pending === 'string' ? null : pending.loader;
         map.loadedSequence = image.sequence;
       }
       map.persistence = new EnginePersistence(engine, sync);
@@ -493,6 +498,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       garbageBytes: a.freeBytes + a.wasteBytes,
       segments: a.buffers.length,
       loadedFrom: this.loadedFrom,
+      imageLoader: this.imageLoader,
       imageRejected: this.imageRejected,
     };
   }

@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+/**
+ * CI on every supported Node: runs the README's test command (install, then test) on the Node running this script
+ * (the machine's) and then on the newest Node 22 and Node 24, one after the other in the same checkout, so that one
+ * node_modules serves all three as it does for a user who switches Node (the native helper is built per ABI). The
+ * other Nodes' binaries come from the npm registry's `node-<platform>-<arch>` package (`npm pack`, checked against
+ * the registry's integrity), kept in a cache folder; nothing else is downloaded. Each run's output streams through;
+ * at the end one line per Node, then one line counting them all: `Tests: N passed, N failed`. Exits 1 if any run
+ * failed.
+ *
+ * Environment: HEAPLESS_CI_NODES, the other Nodes as npm ranges (default "22 24"; empty for the machine's only);
+ * HEAPLESS_NODE_CACHE, the cache folder (default $XDG_CACHE_HOME/heapless/node, or ~/.cache/heapless/node).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+
+/** The README's test command, exactly. */
+const TEST_COMMAND = 'npx -y pnpm@10.34.9 install --frozen-lockfile && npx -y pnpm@10.34.9 test';
+const CLOSING = /^Tests: (\d+) passed, (\d+) failed$/;
+
+const ranges = (process.env.HEAPLESS_CI_NODES ?? '22 24').split(/\s+/).filter((r) => r !== '');
+const cache =
+  process.env.HEAPLESS_NODE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'heapless', 'node');
+const binaryPackage = `node-${process.platform}-${process.arch}`;
+
+function npm(args) {
+  const r = spawnSync('npm', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${r.error?.message ?? `exit ${r.status}`})`);
+  return r.stdout;
+}
+
+function compareVersions(a, b) {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return 0;
+}
+
+/** The path of the `node` binary of the newest release in `range`, fetched into the cache unless already there. */
+function nodeFor(range) {
+  const found = JSON.parse(npm(['view', `${binaryPackage}@${range}`, 'version', '--json']));
+  const versions = (Array.isArray(found) ? found : [found]).filter((v) => /^\d+\.\d+\.\d+$/.test(v));
+  if (versions.length === 0) throw new Error(`no release of ${binaryPackage} in ${range}`);
+  const version = versions.sort(compareVersions).at(-1);
+  const dir = join(cache, version);
+  const bin = join(dir, 'bin', 'node');
+  if (!existsSync(bin)) {
+    mkdirSync(cache, { recursive: true });
+    const tmp = mkdtempSync(join(cache, `.${version}-`));
+    try {
+      const [packed] = JSON.parse(npm(['pack', `${binaryPackage}@${version}`, '--json', '--pack-destination', tmp]));
+      const tar = spawnSync('tar', ['-xzf', join(tmp, packed.filename), '-C', tmp, '--strip-components=1'], {
+        stdio: 'inherit',
+      });
+      if (tar.status !== 0) throw new Error(`unpacking ${packed.filename} failed`);
+      rmSync(join(tmp, packed.filename));
+      renameSync(tmp, dir);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  const v = spawnSync(bin, ['--version'], { encoding: 'utf8' });
+  if (v.stdout?.trim() !== `v${version}`) throw new Error(`${bin} is not Node ${version}: ${v.stdout ?? v.error}`);
+  return bin;
+}
+
+/** Runs the test command with `node` first on PATH; its closing counts (a run without one counts as one failure). */
+function run(node, version) {
+  process.stdout.write(`\n=== Node ${version}: ${TEST_COMMAND}\n`);
+  const started = performance.now();
+  const env = { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}` };
+  const child = spawn('sh', ['-c', TEST_COMMAND], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let closing = null;
+  let partial = '';
+  child.stdout.on('data', (chunk) => {
+    process.stdout.write(chunk);
+    const lines = (partial + chunk.toString('utf8')).split('\n');
+    partial = lines.pop();
+    for (const line of lines) closing = CLOSING.exec(line.trim()) ?? closing;
+  });
+  return new Promise((resolve) => {
+    child.on('close', (status) => {
+      closing = CLOSING.exec(partial.trim()) ?? closing;
+      const passed = closing === null ? 0 : Number(closing[1]);
+      let failed = closing === null ? 1 : Number(closing[2]);
+      if (status !== 0 && failed === 0) failed = 1;
+      if (passed === 0 && failed === 0) failed = 1;
+      resolve({ version, passed, failed, status, seconds: Math.round((performance.now() - started) / 1000) });
+    });
+  });
+}
+
+const results = [];
+results.push(await run(process.execPath, process.version));
+for (const range of ranges) {
+  let node;
+  try {
+    node = nodeFor(range);
+  } catch (err) {
+    process.stdout.write(`\n=== Node ${range}: not run: ${err instanceof Error ? err.message : String(err)}\n`);
+    results.push({ version: range, passed: 0, failed: 1, status: null, seconds: 0 });
+    continue;
+  }
+  const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  results.push(await run(node, version));
+}
+
+process.stdout.write('\n');
+for (const r of results) {
+  process.stdout.write(`Node ${r.version}: ${r.passed} passed, ${r.failed} failed, in ${r.seconds} s\n`);
+}
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0);
+process.stdout.write(`Tests: ${passed} passed, ${failed} failed\n`);
+process.exit(failed === 0 ? 0 : 1);

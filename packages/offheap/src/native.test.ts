@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import {
   closeSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -106,6 +107,28 @@ describe('native helper', () => {
       mapper: null,
       problem: 'HEAPLESS_NATIVE=0 turns the native helper off',
     });
+  });
+
+  it.runIf(native !== null)('without its mapping part still checksums, and images load with plain reads', async () => {
+    const dir = join(root, 'no-mapper');
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(join(abiDir, 'heapless_offheap.node'), join(dir, 'heapless_offheap.node'));
+    const record = { node: process.version, helper: 'heapless_offheap.node', mapper: null, problem: 'its V8 part: x' };
+    writeFileSync(join(dir, 'build.json'), JSON.stringify(record));
+    const { helpers, status } = loadNative(dir, {});
+    expect(status).toEqual({
+      imageLoader: 'read',
+      mapper: null,
+      problem: `native helper for Node ${process.version} (ABI ${process.versions.modules}) cannot map image sections: its V8 part: x`,
+    });
+    expect(helpers?.loadSections).toBeNull();
+    const bytes = Buffer.alloc(70_000, 9);
+    expect(helpers!.checksum(bytes)).toBe(portableImageChecksum(bytes));
+    const image = await closedMap(500);
+    const read = beginImageLoad(image, helpers);
+    if (typeof read === 'string') throw new Error(read);
+    expect(read.loader).toBe('read');
+    expect(read.finish()).toMatchObject({ entries: 500 });
   });
 
   it.runIf(linux)(

@@ -109,7 +109,7 @@ export function loadNative(
     if (typeof v8 === 'string') problem = v8;
     else map = v8.mapSections;
   } else {
-    problem ??= `native helper for ${here} cannot map image sections`;
+    problem = `native helper for ${here} cannot map image sections${build.problem === null ? '' : `: ${build.problem}`}`;
   }
   const mapSections = map;
   const helpers: NativeHelpers = {

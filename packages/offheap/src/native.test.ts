@@ -77,6 +77,21 @@ describe('native helper', () => {
     const missing = buildNative(['--out', join(root, 'no-compiler')], join(root, 'no-such-c++'));
     expect(missing.err).toHaveLength(1);
     expect(missing.err[0]).toContain(linux ? 'ENOENT' : reason);
+    // and so are pages of compiler errors: the first one is quoted, the rest kept in build.log
+    const noisy = join(root, 'noisy-c++');
+    writeFileSync(
+      noisy,
+      '#!/bin/sh\nfor i in 1 2 3 4 5; do echo "x.cc:$i:1: error: no matching call $i" >&2; done\nexit 1\n',
+      {
+        mode: 0o755,
+      },
+    );
+    const errors = buildNative(['--out', join(root, 'noisy')], noisy);
+    expect(errors.err).toHaveLength(1);
+    if (linux) {
+      expect(errors.err[0]).toContain('exited with 1 (x.cc:1:1: error: no matching call 1)');
+      expect(readFileSync(join(root, 'noisy', 'build.log'), 'utf8')).toContain('no matching call 5');
+    }
   });
 
   it('uses no build of another Node, nor a missing one, and says why', () => {

@@ -10,6 +10,9 @@ const defaults = {
   token: undefined,
   sync: false,
   logLevel: 'info',
+  maxInFlight: undefined,
+  maxRequestBytes: undefined,
+  maxReplyBytes: undefined,
 };
 
 // [argv, env, expected result or the start of the usage error]
@@ -22,6 +25,13 @@ const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
   ],
   ['serve --data=/d --memory --log-level debug', {}, { data: '/d', memory: true, logLevel: 'debug' }],
   ['serve', { HEAPLESS_TOKEN: 'env' }, { token: 'env' }],
+  [
+    'serve --max-in-flight 64 --max-request-bytes 1048576 --max-reply-bytes 65536',
+    {},
+    { maxInFlight: 64, maxRequestBytes: 1048576, maxReplyBytes: 65536 },
+  ],
+  ['serve --max-reply-bytes 0', {}, '--max-reply-bytes must be an integer >= 1, got 0'],
+  ['serve --max-request-bytes 1e6', {}, '--max-request-bytes must be an integer >= 1, got 1e6'],
   ['serve --token argv', { HEAPLESS_TOKEN: 'env' }, { token: 'argv' }],
   ['', {}, { command: 'help' }],
   ['help', {}, { command: 'help' }],

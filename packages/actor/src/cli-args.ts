@@ -16,6 +16,10 @@ export interface ServeArgs {
   sync: boolean;
   /** pino level: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
+  /** Per-connection bounds (undefined: publish's defaults). */
+  maxInFlight: number | undefined;
+  maxRequestBytes: number | undefined;
+  maxReplyBytes: number | undefined;
 }
 
 /** A parsed command line. */
@@ -35,6 +39,12 @@ Options of serve:
   --token TOKEN     token clients must present (default: $HEAPLESS_TOKEN)
   --sync            fsync every write before acknowledging it
   --log-level LVL   fatal|error|warn|info|debug|trace|silent (default info)
+
+Limits of serve, per connection (past one, the server stops reading that socket):
+  --max-in-flight N        calls read and not yet answered (default 4096)
+  --max-request-bytes N    bytes of calls read and not yet answered (default 4194304, 4 MiB)
+  --max-reply-bytes N      bytes of replies the client has not read yet; no more of its calls
+                           run until they are written (default 1048576, 1 MiB)
   --version         print the version
 `;
 
@@ -64,6 +74,9 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
   if (token === '') throw new ActorError('HEAPLESS_ERR_USAGE', 'the token must not be empty');
   return {
     command: 'serve',
+    maxInFlight: positive(values, 'max-in-flight'),
+    maxRequestBytes: positive(values, 'max-request-bytes'),
+    maxReplyBytes: positive(values, 'max-reply-bytes'),
     data: values.data ?? './heapless-data',
     memory: values.memory ?? false,
     host: values.host ?? '127.0.0.1',
@@ -72,6 +85,16 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     sync: values.sync ?? false,
     logLevel,
   };
+}
+
+/** The integer >= 1 given as `--name`, or undefined when absent; a usage error otherwise. */
+function positive(values: Record<string, unknown>, name: string): number | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^[1-9]\d*$/.test(v) || !Number.isSafeInteger(Number(v))) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', `--${name} must be an integer >= 1, got ${v}`);
+  }
+  return Number(v);
 }
 
 function parseOptions(argv: readonly string[]) {
@@ -87,6 +110,9 @@ function parseOptions(argv: readonly string[]) {
       token: { type: 'string' },
       sync: { type: 'boolean' },
       'log-level': { type: 'string' },
+      'max-in-flight': { type: 'string' },
+      'max-request-bytes': { type: 'string' },
+      'max-reply-bytes': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },

@@ -21,7 +21,7 @@ export {
   type WriteOptions,
 } from './kv-actor.js';
 export { kvRoutes } from './kv-http.js';
-export { Metrics } from './metrics.js';
+export { type ConnectionLoad, Metrics } from './metrics.js';
 export { type Published, type PublishOptions, publish } from './publish.js';
 export { Deferred, type ReplySink } from './reply-sink.js';
 export { spawn } from './spawn.js';

@@ -24,7 +24,19 @@ import { ActorError } from './errors.js';
 import { HttpReplier, MSGPACK } from './http-reply.js';
 import type { Metrics } from './metrics.js';
 import { wireCodeOf, wireMessageOf } from './wire-error.js';
-import { WsSession } from './ws-session.js';
+import { type SessionLimits, WsSession } from './ws-session.js';
+
+/**
+ * 4 MiB of requests per connection: four of the KV actor's largest values in flight, so that a writer of big values
+ * still shares group commits; 1,000 connections at this bound hold 4 GiB at worst, and pipelined reads hold almost
+ * nothing here (a `get` is a few dozen bytes).
+ */
+export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+/**
+ * 1 MiB of unwritten replies per connection: room for one of the KV actor's largest values; the kernel's socket
+ * buffer (megabytes on a fast link) keeps the link busy beyond it. 1,000 clients that never read hold about 1 GiB.
+ */
+export const DEFAULT_MAX_REPLY_BYTES = 1024 * 1024;
 
 /** Options of {@link publish}. */
 export interface PublishOptions {
@@ -44,6 +56,17 @@ export interface PublishOptions {
   maxBodyBytes?: number;
   /** Calls in flight per connection before the server stops reading it; default 4096. */
   maxInFlight?: number;
+  /**
+   * Bytes of call frames a connection may have read and not yet had answered in full before the server stops reading
+   * it; default 4 MiB (four values of the KV actor's largest size). A single larger frame is still read.
+   */
+  maxRequestBytes?: number;
+  /**
+   * Bytes of replies a connection may have waiting to be written (the peer reads slower than the actor answers, or
+   * not at all) before the server stops running its calls and reading it; default 1 MiB. A single larger reply is
+   * still sent.
+   */
+  maxReplyBytes?: number;
   /** fastify's logger option (pino): `false` (default) for none, `true` or pino options. */
   logger?: FastifyServerOptions['logger'];
   /** Serve these metrics at `GET /metrics` and count connections in them. */
@@ -111,6 +134,11 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     maxInFlight: positiveInt('maxInFlight', opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT),
   };
   const maxBodyBytes = positiveInt('maxBodyBytes', opts.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
+  const limits: SessionLimits = {
+    maxInFlight: hello.maxInFlight,
+    maxRequestBytes: positiveInt('maxRequestBytes', opts.maxRequestBytes, DEFAULT_MAX_REQUEST_BYTES),
+    maxReplyBytes: positiveInt('maxReplyBytes', opts.maxReplyBytes, DEFAULT_MAX_REPLY_BYTES),
+  };
   const expected = opts.token ? digest(opts.token) : null;
   const metrics = opts.metrics;
   const replier = new HttpReplier();
@@ -176,6 +204,18 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   });
   const sockets = new Set<WebSocket>();
   const sessions = new Set<WsSession>();
+  if (metrics !== undefined) {
+    metrics.connectionLoad = () => {
+      const sum = { requestBytes: 0, replyBytes: 0, paused: 0 };
+      for (const s of sessions) {
+        const l = s.load;
+        sum.requestBytes += l.requestBytes;
+        sum.replyBytes += l.replyBytes;
+        if (l.paused) sum.paused++;
+      }
+      return sum;
+    };
+  }
   let closing = false;
 
   app.server.on('upgrade', (req, socket, head) => {
@@ -198,7 +238,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
         ws.close(CLOSE_CODES.UNAUTHORIZED, 'UNAUTHORIZED');
         return;
       }
-      const session = new WsSession(ws, handle, hello, log);
+      const session = new WsSession(ws, handle, hello, limits, log);
       sessions.add(session);
       if (metrics !== undefined) {
         metrics.connections++;

@@ -13,6 +13,11 @@ const defaults = {
   maxInFlight: undefined,
   maxRequestBytes: undefined,
   maxReplyBytes: undefined,
+  maxConnections: undefined,
+  headersTimeoutMs: undefined,
+  requestTimeoutMs: undefined,
+  keepAliveTimeoutMs: undefined,
+  heartbeatMs: undefined,
 };
 
 // [argv, env, expected result or the start of the usage error]
@@ -30,6 +35,12 @@ const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
     {},
     { maxInFlight: 64, maxRequestBytes: 1048576, maxReplyBytes: 65536 },
   ],
+  [
+    'serve --max-connections 10 --headers-timeout 500 --request-timeout 900 --keep-alive-timeout 100 --heartbeat 250',
+    {},
+    { maxConnections: 10, headersTimeoutMs: 500, requestTimeoutMs: 900, keepAliveTimeoutMs: 100, heartbeatMs: 250 },
+  ],
+  ['serve --heartbeat 1.5', {}, '--heartbeat must be an integer >= 1, got 1.5'],
   ['serve --max-reply-bytes 0', {}, '--max-reply-bytes must be an integer >= 1, got 0'],
   ['serve --max-request-bytes 1e6', {}, '--max-request-bytes must be an integer >= 1, got 1e6'],
   ['serve --token argv', { HEAPLESS_TOKEN: 'env' }, { token: 'argv' }],

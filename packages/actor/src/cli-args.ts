@@ -20,6 +20,12 @@ export interface ServeArgs {
   maxInFlight: number | undefined;
   maxRequestBytes: number | undefined;
   maxReplyBytes: number | undefined;
+  /** Open connections, and timeouts in ms (undefined: publish's defaults). */
+  maxConnections: number | undefined;
+  headersTimeoutMs: number | undefined;
+  requestTimeoutMs: number | undefined;
+  keepAliveTimeoutMs: number | undefined;
+  heartbeatMs: number | undefined;
 }
 
 /** A parsed command line. */
@@ -45,6 +51,12 @@ Limits of serve, per connection (past one, the server stops reading that socket)
   --max-request-bytes N    bytes of calls read and not yet answered (default 4194304, 4 MiB)
   --max-reply-bytes N      bytes of replies the client has not read yet; no more of its calls
                            run until they are written (default 1048576, 1 MiB)
+  --max-connections N      open connections; more are closed as they arrive (default 4096)
+  --headers-timeout MS     time to send a request's headers, an upgrade's too (default 10000)
+  --request-timeout MS     time to send a whole HTTP request (default 30000)
+  --keep-alive-timeout MS  idle time of a kept-alive HTTP connection (default 5000)
+  --heartbeat MS           WebSocket ping interval; a peer silent for a whole interval is
+                           closed (default 30000)
   --version         print the version
 `;
 
@@ -77,6 +89,11 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     maxInFlight: positive(values, 'max-in-flight'),
     maxRequestBytes: positive(values, 'max-request-bytes'),
     maxReplyBytes: positive(values, 'max-reply-bytes'),
+    maxConnections: positive(values, 'max-connections'),
+    headersTimeoutMs: positive(values, 'headers-timeout'),
+    requestTimeoutMs: positive(values, 'request-timeout'),
+    keepAliveTimeoutMs: positive(values, 'keep-alive-timeout'),
+    heartbeatMs: positive(values, 'heartbeat'),
     data: values.data ?? './heapless-data',
     memory: values.memory ?? false,
     host: values.host ?? '127.0.0.1',
@@ -113,6 +130,11 @@ function parseOptions(argv: readonly string[]) {
       'max-in-flight': { type: 'string' },
       'max-request-bytes': { type: 'string' },
       'max-reply-bytes': { type: 'string' },
+      'max-connections': { type: 'string' },
+      'headers-timeout': { type: 'string' },
+      'request-timeout': { type: 'string' },
+      'keep-alive-timeout': { type: 'string' },
+      heartbeat: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },

@@ -1,82 +1,15 @@
-import {
-  CLOSE_CODES,
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_CALLS_PER_FRAME,
-  DEFAULT_MAX_FRAME_BYTES,
-  DEFAULT_MAX_IN_FLIGHT,
-  type ErrorCode,
-  HeaplessError,
-  PROTOCOL,
-  type ServerHello,
-} from '@heapless/client/protocol';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  type FastifyServerOptions,
-  LogController,
-} from 'fastify';
+import { CLOSE_CODES, type ErrorCode, HeaplessError, PROTOCOL } from '@heapless/client/protocol';
+import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { type ActorHandle, handleOf } from './actor-handle.js';
-import { bearerToken, digest, isLoopback, tokenMatches, upgradeToken } from './auth.js';
-import { ActorError } from './errors.js';
+import { handleOf } from './actor-handle.js';
+import { bearerToken, digest, tokenMatches, upgradeToken } from './auth.js';
 import { HttpReplier, MSGPACK } from './http-reply.js';
-import type { Metrics } from './metrics.js';
+import { nodeServerFactory } from './node-server.js';
+import { type PublishOptions, resolvePublishOptions } from './publish-options.js';
 import { wireCodeOf, wireMessageOf } from './wire-error.js';
-import { type SessionLimits, WsSession } from './ws-session.js';
+import { WsSession } from './ws-session.js';
 
-/**
- * 4 MiB of requests per connection: four of the KV actor's largest values in flight, so that a writer of big values
- * still shares group commits; 1,000 connections at this bound hold 4 GiB at worst, and pipelined reads hold almost
- * nothing here (a `get` is a few dozen bytes).
- */
-export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
-/**
- * 1 MiB of unwritten replies per connection: room for one of the KV actor's largest values; the kernel's socket
- * buffer (megabytes on a fast link) keeps the link busy beyond it. 1,000 clients that never read hold about 1 GiB.
- */
-export const DEFAULT_MAX_REPLY_BYTES = 1024 * 1024;
-
-/** Options of {@link publish}. */
-export interface PublishOptions {
-  /** Default `127.0.0.1`. Any other than loopback requires `token`. */
-  host?: string;
-  /** Default 0 (any free port; see the result's `port`). */
-  port?: number;
-  /** Required from every caller except `GET /healthz`, compared in constant time. */
-  token?: string;
-  /** The WebSocket path; default `/v1/ws`. */
-  path?: string;
-  /** Largest WebSocket frame accepted (close 1009 beyond) and sent; default 16 MiB. */
-  maxFrameBytes?: number;
-  /** Most calls in one frame (close 1008 beyond); default 4096. */
-  maxCallsPerFrame?: number;
-  /** Largest HTTP body (413 beyond); default 1 MiB. */
-  maxBodyBytes?: number;
-  /** Calls in flight per connection before the server stops reading it; default 4096. */
-  maxInFlight?: number;
-  /**
-   * Bytes of call frames a connection may have read and not yet had answered in full before the server stops reading
-   * it; default 4 MiB (four values of the KV actor's largest size). A single larger frame is still read.
-   */
-  maxRequestBytes?: number;
-  /**
-   * Bytes of replies a connection may have waiting to be written (the peer reads slower than the actor answers, or
-   * not at all) before the server stops running its calls and reading it; default 1 MiB. A single larger reply is
-   * still sent.
-   */
-  maxReplyBytes?: number;
-  /** fastify's logger option (pino): `false` (default) for none, `true` or pino options. */
-  logger?: FastifyServerOptions['logger'];
-  /** Serve these metrics at `GET /metrics` and count connections in them. */
-  metrics?: Metrics;
-  /**
-   * More HTTP routes for this actor (the KV actor's `/v1/kv`), registered in their own fastify scope (so they may
-   * have their own body parsers) behind the same token check and error handler.
-   */
-  routes?: (scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier) => void | Promise<void>;
-}
+export type { PublishOptions } from './publish-options.js';
 
 /** A running server; its owner must `close()` it. */
 export interface Published {
@@ -92,13 +25,6 @@ export interface Published {
    * WebSocket with 1001 and the HTTP server. Does not stop the actor (its owner does). Idempotent.
    */
   close(): Promise<void>;
-}
-
-function positiveInt(name: string, v: number | undefined, dflt: number): number {
-  const n = v ?? dflt;
-  if (!Number.isInteger(n) || n < 1)
-    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `${name} must be an integer >= 1`);
-  return n;
 }
 
 /** What fastify's own errors mean in the wire table. */
@@ -122,31 +48,17 @@ function codeOfFastifyError(e: { code?: unknown; statusCode?: unknown }): ErrorC
  */
 export async function publish(ref: object, opts: PublishOptions = {}): Promise<Published> {
   const handle = handleOf(ref);
-  const host = opts.host ?? '127.0.0.1';
-  if (!isLoopback(host) && !opts.token) {
-    throw new ActorError('HEAPLESS_ERR_INSECURE_BIND', `refusing to listen on ${host} without a token`);
-  }
-  const path = opts.path ?? '/v1/ws';
-  const hello: ServerHello = {
-    v: 1,
-    maxFrameBytes: positiveInt('maxFrameBytes', opts.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES),
-    maxCallsPerFrame: positiveInt('maxCallsPerFrame', opts.maxCallsPerFrame, DEFAULT_MAX_CALLS_PER_FRAME),
-    maxInFlight: positiveInt('maxInFlight', opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT),
-  };
-  const maxBodyBytes = positiveInt('maxBodyBytes', opts.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
-  const limits: SessionLimits = {
-    maxInFlight: hello.maxInFlight,
-    maxRequestBytes: positiveInt('maxRequestBytes', opts.maxRequestBytes, DEFAULT_MAX_REQUEST_BYTES),
-    maxReplyBytes: positiveInt('maxReplyBytes', opts.maxReplyBytes, DEFAULT_MAX_REPLY_BYTES),
-  };
+  const o = resolvePublishOptions(opts);
+  const { host, path, hello, limits } = o;
   const expected = opts.token ? digest(opts.token) : null;
   const metrics = opts.metrics;
   const replier = new HttpReplier();
   const packr = replier.packr;
 
   const app = Fastify({
+    serverFactory: nodeServerFactory(o.server),
     logger: opts.logger ?? false,
-    bodyLimit: maxBodyBytes,
+    bodyLimit: o.maxBodyBytes,
     // A route parameter may be a KV key: room for a percent-encoded key well past the KV actor's 1 KiB limit, so
     // that a long key gets the actor's KEY_TOO_LARGE rather than the router's 414.
     routerOptions: { maxParamLength: 8192 },
@@ -252,16 +164,19 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   });
 
   try {
-    await app.listen({ host, port: opts.port ?? 0 });
+    await app.listen({ host, port: o.port });
   } catch (e) {
     wss.close();
     await app.close();
     throw e;
   }
   const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? 0);
+  const port = typeof address === 'object' && address !== null ? address.port : o.port;
   const hostInUrl = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   let closed: Promise<void> | null = null;
+  const heartbeat = setInterval(() => {
+    for (const s of sessions) s.heartbeat();
+  }, o.heartbeatMs);
 
   return {
     url: `ws://${hostInUrl}:${port}${path}`,
@@ -272,7 +187,9 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
       if (closed !== null) return closed;
       closing = true;
       closed = (async () => {
+        // The heartbeat goes on meanwhile: a peer that reads nothing more is closed by it, not waited for.
         await Promise.all([...sessions].map((s) => s.shutdown()));
+        clearInterval(heartbeat);
         for (const ws of sockets) ws.terminate(); // unauthorized ones still closing
         wss.close();
         await app.close();

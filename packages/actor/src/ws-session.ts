@@ -120,6 +120,8 @@ export class WsSession {
   #paused = false;
   #shuttingDown = false;
   #closeSent = false;
+  /** Whether the peer showed a sign of life (a pong, a frame, a reply it took) since the last heartbeat. */
+  #heard = true;
   #graceTimer: ReturnType<typeof setTimeout> | undefined;
   /** Resolves when the socket has closed, however that happened. */
   readonly closed: Promise<void>;
@@ -138,6 +140,9 @@ export class WsSession {
     this.#maxCallsPerFrame = hello.maxCallsPerFrame;
     this.#maxFrameBytes = hello.maxFrameBytes;
     ws.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
+    ws.on('pong', () => {
+      this.#heard = true;
+    });
     ws.on('error', (e) => this.#log.debug({ err: e }, 'websocket error'));
     ws.send(this.#encoder.encodeDetached([[HELLO_ID, hello]]));
   }
@@ -157,6 +162,24 @@ export class WsSession {
     this.#shuttingDown = true;
     if (this.#inFlight === 0) this.#close(CLOSE_CODES.GOING_AWAY, 'SHUTTING_DOWN');
     return this.closed;
+  }
+
+  /**
+   * Called every heartbeat interval by the server: closes a peer that showed no sign of life over the last
+   * interval (no pong, no frame, no reply taken), then pings. A session that stopped reading for its own reasons
+   * (calls the actor has not answered yet) cannot hear pongs, and is not judged while so.
+   */
+  heartbeat(): void {
+    if (this.#closeSent) return;
+    const deaf = this.#paused && this.#outBytes + this.#queuedBytes < this.#limits.maxReplyBytes;
+    if (!this.#heard && !deaf) {
+      this.#log.info('closing a WebSocket peer that answered no ping');
+      this.#closeSent = true;
+      this.#ws.terminate();
+      return;
+    }
+    this.#heard = false;
+    this.#ws.ping();
   }
 
   /** A call of `frame` succeeded (called by its {@link InboundFrame}). */
@@ -190,6 +213,7 @@ export class WsSession {
   }
 
   #onMessage(data: RawData, isBinary: boolean): void {
+    this.#heard = true;
     if (this.#closeSent) return;
     if (!isBinary) {
       this.#close(CLOSE_CODES.UNSUPPORTED_DATA, 'TEXT_FRAME');
@@ -337,6 +361,7 @@ export class WsSession {
 
   /** A reply frame of `n` replies and `length` bytes has been handed to the kernel (or the socket failed). */
   #written(n: number, length: number): void {
+    this.#heard = true;
     this.#inFlight -= n;
     this.#outBytes -= length;
     if (this.#outBytes <= this.#limits.maxReplyBytes / 2) this.#pump();

@@ -18,6 +18,9 @@ const defaults = {
   requestTimeoutMs: undefined,
   keepAliveTimeoutMs: undefined,
   heartbeatMs: undefined,
+  allowedOrigins: [],
+  allowedHosts: [],
+  allowTokenInQuery: false,
 };
 
 // [argv, env, expected result or the start of the usage error]
@@ -39,6 +42,15 @@ const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
     'serve --max-connections 10 --headers-timeout 500 --request-timeout 900 --keep-alive-timeout 100 --heartbeat 250',
     {},
     { maxConnections: 10, headersTimeoutMs: 500, requestTimeoutMs: 900, keepAliveTimeoutMs: 100, heartbeatMs: 250 },
+  ],
+  [
+    'serve --allow-origin http://localhost:5173 --allow-origin https://app.example --allow-host kv.lan --allow-token-in-query',
+    {},
+    {
+      allowedOrigins: ['http://localhost:5173', 'https://app.example'],
+      allowedHosts: ['kv.lan'],
+      allowTokenInQuery: true,
+    },
   ],
   ['serve --heartbeat 1.5', {}, '--heartbeat must be an integer >= 1, got 1.5'],
   ['serve --max-reply-bytes 0', {}, '--max-reply-bytes must be an integer >= 1, got 0'],

@@ -26,6 +26,12 @@ export interface ServeArgs {
   requestTimeoutMs: number | undefined;
   keepAliveTimeoutMs: number | undefined;
   heartbeatMs: number | undefined;
+  /** Origins of the web pages that may use the server (`--allow-origin`, repeatable). */
+  allowedOrigins: string[];
+  /** Host names clients may use besides IP addresses and localhost (`--allow-host`, repeatable). */
+  allowedHosts: string[];
+  /** Accept the token in a WebSocket URL's query. */
+  allowTokenInQuery: boolean;
 }
 
 /** A parsed command line. */
@@ -58,6 +64,13 @@ Limits of serve, per connection (past one, the server stops reading that socket)
   --heartbeat MS           WebSocket ping interval; a peer silent for a whole interval is
                            closed (default 30000)
   --version         print the version
+
+Who may call (a browser page is refused unless its origin is allowed):
+  --allow-origin ORIGIN    a web page origin (scheme://host[:port], or *) that may use the server,
+                           with CORS; repeat for more (default none)
+  --allow-host NAME        a host name clients use besides IP addresses and localhost; other names
+                           in Host are refused with 421 (DNS rebinding); repeatable
+  --allow-token-in-query   accept the token as ?token= in the WebSocket URL (it ends up in logs)
 `;
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -94,6 +107,9 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     requestTimeoutMs: positive(values, 'request-timeout'),
     keepAliveTimeoutMs: positive(values, 'keep-alive-timeout'),
     heartbeatMs: positive(values, 'heartbeat'),
+    allowedOrigins: values['allow-origin'] ?? [],
+    allowedHosts: values['allow-host'] ?? [],
+    allowTokenInQuery: values['allow-token-in-query'] ?? false,
     data: values.data ?? './heapless-data',
     memory: values.memory ?? false,
     host: values.host ?? '127.0.0.1',
@@ -135,6 +151,9 @@ function parseOptions(argv: readonly string[]) {
       'request-timeout': { type: 'string' },
       'keep-alive-timeout': { type: 'string' },
       heartbeat: { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
+      'allow-host': { type: 'string', multiple: true },
+      'allow-token-in-query': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CALLS_PER_FRAME,
@@ -80,6 +81,21 @@ export interface PublishOptions {
    * interval is closed. Default 30 s.
    */
   heartbeatMs?: number;
+  /**
+   * Host names, besides IP addresses and `localhost`, that requests may name in `Host` (the names clients use to
+   * reach the server); a request naming another gets `421 HOST_NOT_ALLOWED`. A `host` to listen on that is a name is
+   * added.
+   */
+  allowedHosts?: readonly string[];
+  /**
+   * Origins of the web pages that may use the server (`https://app.example`, exact; `*` for any): their WebSocket
+   * upgrades and HTTP requests are served, with CORS. A request with any other `Origin` gets `403
+   * ORIGIN_NOT_ALLOWED` (WebSocket: close 4403). Requests without an `Origin` (programs) are not concerned.
+   * Default none.
+   */
+  allowedOrigins?: readonly string[];
+  /** Accept the token in a WebSocket URL's `?token=` (it ends up in logs and history); default false. */
+  allowTokenInQuery?: boolean;
   /** fastify's logger option (pino): `false` (default) for none, `true` or pino options. */
   logger?: FastifyServerOptions['logger'];
   /** Serve these metrics at `GET /metrics` and count connections in them. */
@@ -110,6 +126,23 @@ export interface ResolvedOptions {
   maxBodyBytes: number;
   heartbeatMs: number;
   server: ServerTimeouts;
+  allowedHosts: string[];
+  allowedOrigins: string[];
+  allowTokenInQuery: boolean;
+}
+
+/** Checks that each allowed origin is `*` or a bare origin (`scheme://host[:port]`, what a browser sends). */
+function origins(list: readonly string[]): string[] {
+  for (const o of list) {
+    let bare = false;
+    try {
+      bare = o === '*' || new URL(o).origin === o;
+    } catch {}
+    if (!bare) {
+      throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `allowed origin ${o} is not scheme://host[:port] or *`);
+    }
+  }
+  return [...list];
 }
 
 function positiveInt(name: string, v: number | undefined, dflt: number): number {
@@ -156,6 +189,9 @@ export function resolvePublishOptions(opts: PublishOptions): ResolvedOptions {
     },
     maxBodyBytes: positiveInt('maxBodyBytes', opts.maxBodyBytes, DEFAULT_MAX_BODY_BYTES),
     heartbeatMs: positiveInt('heartbeatMs', opts.heartbeatMs, DEFAULT_HEARTBEAT_MS),
+    allowedHosts: [...(opts.allowedHosts ?? []), ...(isIP(host) === 0 ? [host] : [])],
+    allowedOrigins: origins(opts.allowedOrigins ?? []),
+    allowTokenInQuery: opts.allowTokenInQuery ?? false,
     server: {
       maxConnections: positiveInt('maxConnections', opts.maxConnections, DEFAULT_MAX_CONNECTIONS),
       headersTimeoutMs,

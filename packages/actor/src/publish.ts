@@ -6,6 +6,7 @@ import { bearerToken, digest, tokenMatches, upgradeToken } from './auth.js';
 import { HttpReplier, MSGPACK } from './http-reply.js';
 import { nodeServerFactory } from './node-server.js';
 import { type PublishOptions, resolvePublishOptions } from './publish-options.js';
+import { CORS_PREFLIGHT_HEADERS, RequestGuard } from './request-guard.js';
 import { wireCodeOf, wireMessageOf } from './wire-error.js';
 import { WsSession } from './ws-session.js';
 
@@ -25,6 +26,12 @@ export interface Published {
    * WebSocket with 1001 and the HTTP server. Does not stop the actor (its owner does). Idempotent.
    */
   close(): Promise<void>;
+}
+
+function refusalMessage(code: ErrorCode, host: string | undefined, origin: string | undefined): string {
+  return code === 'HOST_NOT_ALLOWED'
+    ? `host ${host ?? '(none)'} is not one this server answers to`
+    : `origin ${origin} is not allowed`;
 }
 
 /** What fastify's own errors mean in the wire table. */
@@ -51,6 +58,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   const o = resolvePublishOptions(opts);
   const { host, path, hello, limits } = o;
   const expected = opts.token ? digest(opts.token) : null;
+  const guard = new RequestGuard(o.allowedHosts, o.allowedOrigins);
   const metrics = opts.metrics;
   const replier = new HttpReplier();
   const packr = replier.packr;
@@ -86,6 +94,21 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     return sendError(req, reply, code, wireMessageOf(err));
   });
   app.addHook('onRequest', (req, reply, done) => {
+    const origin = req.headers.origin;
+    const refusal = guard.refusal(req.headers.host, origin);
+    if (refusal !== null) {
+      log.info({ host: req.headers.host, origin, remote: req.socket.remoteAddress }, `refused: ${refusal}`);
+      void sendError(req, reply, refusal, refusalMessage(refusal, req.headers.host, origin));
+      return;
+    }
+    if (origin !== undefined) {
+      // An allowed page: it may read what it is answered, errors included.
+      reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+      if (req.method === 'OPTIONS') {
+        void reply.code(204).headers(CORS_PREFLIGHT_HEADERS).send();
+        return;
+      }
+    }
     if (expected === null || req.url === '/healthz' || tokenMatches(expected, bearerToken(req.headers.authorization))) {
       done();
       return;
@@ -137,12 +160,23 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
+    const refusal = guard.refusal(req.headers.host, req.headers.origin);
     const authorized =
       expected === null ||
-      tokenMatches(expected, upgradeToken(req.headers.authorization, req.headers['sec-websocket-protocol'], url));
+      tokenMatches(
+        expected,
+        upgradeToken(req.headers.authorization, req.headers['sec-websocket-protocol'], url, o.allowTokenInQuery),
+      );
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);
       ws.once('close', () => sockets.delete(ws));
+      if (refusal !== null) {
+        // Like a wrong token: completed, then closed with 4403 and the code, which a page can see. No hello is sent.
+        log.info({ host: req.headers.host, origin: req.headers.origin }, `websocket refused: ${refusal}`);
+        ws.on('error', () => {});
+        ws.close(CLOSE_CODES.FORBIDDEN, refusal);
+        return;
+      }
       if (!authorized) {
         // Completed, then closed with 4401: a browser sees no HTTP status, but it does see the close code.
         log.info({ remote: req.socket.remoteAddress }, 'websocket refused: missing or wrong token');

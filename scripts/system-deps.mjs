@@ -6,7 +6,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 /** Each Debian package, the file that shows it is there, and the tests that use it. */
-const NEEDED = [{ package: 'chromium', file: '/usr/bin/chromium', for: 'test/e2e-chromium.test.ts' }];
+const NEEDED = [
+  { package: 'chromium', file: '/usr/bin/chromium', for: 'test/e2e-chromium.test.ts' },
+  { package: 'openssl', file: '/usr/bin/openssl', for: 'test/e2e-tls.test.ts (makes its certificate)' },
+];
 
 function installed(pkg) {
   // dpkg-query's own format syntax, not a template: `${Status}` is the package's state.

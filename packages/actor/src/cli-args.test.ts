@@ -21,6 +21,9 @@ const defaults = {
   allowedOrigins: [],
   allowedHosts: [],
   allowTokenInQuery: false,
+  tlsCert: undefined,
+  tlsKey: undefined,
+  insecure: false,
 };
 
 // [argv, env, expected result or the start of the usage error]
@@ -52,6 +55,9 @@ const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
       allowTokenInQuery: true,
     },
   ],
+  ['serve --tls-cert c.pem --tls-key k.pem', {}, { tlsCert: 'c.pem', tlsKey: 'k.pem' }],
+  ['serve --host 0.0.0.0 --insecure', {}, { host: '0.0.0.0', insecure: true }],
+  ['serve --tls-cert c.pem', {}, '--tls-cert and --tls-key go together'],
   ['serve --heartbeat 1.5', {}, '--heartbeat must be an integer >= 1, got 1.5'],
   ['serve --max-reply-bytes 0', {}, '--max-reply-bytes must be an integer >= 1, got 0'],
   ['serve --max-request-bytes 1e6', {}, '--max-request-bytes must be an integer >= 1, got 1e6'],

@@ -32,6 +32,11 @@ export interface ServeArgs {
   allowedHosts: string[];
   /** Accept the token in a WebSocket URL's query. */
   allowTokenInQuery: boolean;
+  /** PEM files of the certificate chain and its key: serve HTTPS and WSS (both or neither). */
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
+  /** Listen off loopback without TLS. */
+  insecure: boolean;
 }
 
 /** A parsed command line. */
@@ -46,23 +51,15 @@ Commands:
 Options of serve:
   --data DIR        data directory (default ./heapless-data)
   --memory          keep everything in memory, write nothing to disk
-  --host HOST       address to listen on (default 127.0.0.1; any other needs a token)
+  --host HOST       address to listen on (default 127.0.0.1; any other needs a token, and TLS
+                    or --insecure)
   --port PORT       port (default 7070; 0 picks a free one)
   --token TOKEN     token clients must present (default: $HEAPLESS_TOKEN)
+  --tls-cert FILE   serve HTTPS and WSS with this PEM certificate (chain) ...
+  --tls-key FILE    ... and this PEM private key
+  --insecure        listen off loopback without TLS (the token and data travel in clear)
   --sync            fsync every write before acknowledging it
   --log-level LVL   fatal|error|warn|info|debug|trace|silent (default info)
-
-Limits of serve, per connection (past one, the server stops reading that socket):
-  --max-in-flight N        calls read and not yet answered (default 4096)
-  --max-request-bytes N    bytes of calls read and not yet answered (default 4194304, 4 MiB)
-  --max-reply-bytes N      bytes of replies the client has not read yet; no more of its calls
-                           run until they are written (default 1048576, 1 MiB)
-  --max-connections N      open connections; more are closed as they arrive (default 4096)
-  --headers-timeout MS     time to send a request's headers, an upgrade's too (default 10000)
-  --request-timeout MS     time to send a whole HTTP request (default 30000)
-  --keep-alive-timeout MS  idle time of a kept-alive HTTP connection (default 5000)
-  --heartbeat MS           WebSocket ping interval; a peer silent for a whole interval is
-                           closed (default 30000)
   --version         print the version
 
 Who may call (a browser page is refused unless its origin is allowed):
@@ -71,6 +68,20 @@ Who may call (a browser page is refused unless its origin is allowed):
   --allow-host NAME        a host name clients use besides IP addresses and localhost; other names
                            in Host are refused with 421 (DNS rebinding); repeatable
   --allow-token-in-query   accept the token as ?token= in the WebSocket URL (it ends up in logs)
+
+Limits per connection (past one, the server stops reading that connection):
+  --max-in-flight N        calls read and not yet answered (default 4096)
+  --max-request-bytes N    bytes of calls read and not yet answered (default 4194304, 4 MiB)
+  --max-reply-bytes N      bytes of replies the client has not read yet; no more of its calls
+                           run until they are written (default 1048576, 1 MiB)
+
+Slow and dead connections:
+  --max-connections N      open connections; more are closed as they arrive (default 4096)
+  --headers-timeout MS     time to send a request's headers, an upgrade's too (default 10000)
+  --request-timeout MS     time to send a whole HTTP request (default 30000)
+  --keep-alive-timeout MS  idle time of a kept-alive HTTP connection (default 5000)
+  --heartbeat MS           WebSocket ping interval; a peer silent for a whole interval is
+                           closed (default 30000)
 `;
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -97,8 +108,16 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
   if (!LEVELS.has(logLevel)) throw new ActorError('HEAPLESS_ERR_USAGE', `--log-level ${logLevel} is not a pino level`);
   const token = values.token ?? env.HEAPLESS_TOKEN;
   if (token === '') throw new ActorError('HEAPLESS_ERR_USAGE', 'the token must not be empty');
+  const tlsCert = values['tls-cert'];
+  const tlsKey = values['tls-key'];
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', '--tls-cert and --tls-key go together');
+  }
   return {
     command: 'serve',
+    tlsCert,
+    tlsKey,
+    insecure: values.insecure ?? false,
     maxInFlight: positive(values, 'max-in-flight'),
     maxRequestBytes: positive(values, 'max-request-bytes'),
     maxReplyBytes: positive(values, 'max-reply-bytes'),
@@ -154,6 +173,9 @@ function parseOptions(argv: readonly string[]) {
       'allow-origin': { type: 'string', multiple: true },
       'allow-host': { type: 'string', multiple: true },
       'allow-token-in-query': { type: 'boolean' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      insecure: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },

@@ -41,8 +41,15 @@ export const DEFAULT_HEARTBEAT_MS = 30_000;
 
 /** Options of {@link publish}. */
 export interface PublishOptions {
-  /** Default `127.0.0.1`. Any other than loopback requires `token`. */
+  /** Default `127.0.0.1`. Any other than loopback requires `token`, and `tls` unless `insecure`. */
   host?: string;
+  /**
+   * Serve HTTPS and WSS on the port with this certificate chain and private key (PEM). Without it the server
+   * speaks clear text, which it refuses off loopback unless `insecure`.
+   */
+  tls?: TlsOptions;
+  /** Listen off loopback without `tls`: the token and every value cross the network readable. Default false. */
+  insecure?: boolean;
   /** Default 0 (any free port; see the result's `port`). */
   port?: number;
   /** Required from every caller except `GET /healthz`, compared in constant time. */
@@ -107,6 +114,12 @@ export interface PublishOptions {
   routes?: (scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier) => void | Promise<void>;
 }
 
+/** A certificate and its key, PEM (what `node:tls` takes as `cert` and `key`). */
+export interface TlsOptions {
+  cert: string | Buffer;
+  key: string | Buffer;
+}
+
 /** Timeouts and the connection cap of the Node server under fastify. */
 export interface ServerTimeouts {
   maxConnections: number;
@@ -129,6 +142,11 @@ export interface ResolvedOptions {
   allowedHosts: string[];
   allowedOrigins: string[];
   allowTokenInQuery: boolean;
+  tls: TlsOptions | null;
+}
+
+function isPem(v: unknown): boolean {
+  return (typeof v === 'string' || Buffer.isBuffer(v)) && v.length > 0;
 }
 
 /** Checks that each allowed origin is `*` or a bare origin (`scheme://host[:port]`, what a browser sends). */
@@ -161,6 +179,16 @@ export function resolvePublishOptions(opts: PublishOptions): ResolvedOptions {
   if (!isLoopback(host) && !opts.token) {
     throw new ActorError('HEAPLESS_ERR_INSECURE_BIND', `refusing to listen on ${host} without a token`);
   }
+  const tls = opts.tls ?? null;
+  if (tls !== null && (!isPem(tls.cert) || !isPem(tls.key))) {
+    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', 'tls needs a cert and a key, each PEM text or bytes');
+  }
+  if (!isLoopback(host) && tls === null && opts.insecure !== true) {
+    throw new ActorError(
+      'HEAPLESS_ERR_INSECURE_BIND',
+      `refusing to listen on ${host} without TLS: the token would cross the network in clear (give tls, or insecure)`,
+    );
+  }
   const hello: ServerHello = {
     v: 1,
     maxFrameBytes: positiveInt('maxFrameBytes', opts.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES),
@@ -192,6 +220,7 @@ export function resolvePublishOptions(opts: PublishOptions): ResolvedOptions {
     allowedHosts: [...(opts.allowedHosts ?? []), ...(isIP(host) === 0 ? [host] : [])],
     allowedOrigins: origins(opts.allowedOrigins ?? []),
     allowTokenInQuery: opts.allowTokenInQuery ?? false,
+    tls,
     server: {
       maxConnections: positiveInt('maxConnections', opts.maxConnections, DEFAULT_MAX_CONNECTIONS),
       headersTimeoutMs,

@@ -14,9 +14,9 @@ export type { PublishOptions } from './publish-options.js';
 
 /** A running server; its owner must `close()` it. */
 export interface Published {
-  /** The WebSocket URL, e.g. `ws://127.0.0.1:7070/v1/ws`. */
+  /** The WebSocket URL, e.g. `ws://127.0.0.1:7070/v1/ws` (`wss://` with TLS). */
   url: string;
-  /** The HTTP base URL, e.g. `http://127.0.0.1:7070`. */
+  /** The HTTP base URL, e.g. `http://127.0.0.1:7070` (`https://` with TLS). */
   httpUrl: string;
   port: number;
   /** The server's logger (fastify's pino logger; silent unless `logger` was given). */
@@ -50,8 +50,8 @@ function codeOfFastifyError(e: { code?: unknown; statusCode?: unknown }): ErrorC
  * WebSocket on `path`, `POST /v1/call/:method` (JSON or msgpack), `GET /healthz`, and `GET /metrics` when given
  * metrics. Only the actor's exposed methods are callable. Resolves once listening.
  *
- * Throws `ActorError` `HEAPLESS_ERR_INSECURE_BIND` for a non-loopback host without a token and
- * `HEAPLESS_ERR_INVALID_OPTION` for a bad limit; rejects with the listen error (e.g. EADDRINUSE).
+ * Throws `ActorError` `HEAPLESS_ERR_INSECURE_BIND` for a non-loopback host without a token, or without TLS and not
+ * `insecure`, and `HEAPLESS_ERR_INVALID_OPTION` for a bad limit or certificate; rejects with the listen error (e.g. EADDRINUSE).
  */
 export async function publish(ref: object, opts: PublishOptions = {}): Promise<Published> {
   const handle = handleOf(ref);
@@ -64,7 +64,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   const packr = replier.packr;
 
   const app = Fastify({
-    serverFactory: nodeServerFactory(o.server),
+    serverFactory: nodeServerFactory(o.server, o.tls),
     logger: opts.logger ?? false,
     bodyLimit: o.maxBodyBytes,
     // A route parameter may be a KV key: room for a percent-encoded key well past the KV actor's 1 KiB limit, so
@@ -213,8 +213,8 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   }, o.heartbeatMs);
 
   return {
-    url: `ws://${hostInUrl}:${port}${path}`,
-    httpUrl: `http://${hostInUrl}:${port}`,
+    url: `${o.tls === null ? 'ws' : 'wss'}://${hostInUrl}:${port}${path}`,
+    httpUrl: `${o.tls === null ? 'http' : 'https'}://${hostInUrl}:${port}`,
     port,
     log,
     close() {

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The whole test command: build, type-check the tests, lint, run every vitest suite, and end with one line
+// The whole test command: install the Debian packages the tests need (scripts/system-deps.mjs), build, type-check
+// the tests, lint, run every vitest suite, and end with one line
 // `Tests: N passed, N failed` taken from vitest's JSON report. Exits non-zero if any step fails.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +16,7 @@ function step(title, cmd, args) {
 
 let failedStep = null;
 for (const [title, cmd, args] of [
+  ['system packages', process.execPath, ['scripts/system-deps.mjs']],
   ['build', bin('tsc'), ['-b']],
   ['build native helpers', process.execPath, ['packages/offheap/scripts/build-native.mjs']],
   ['typecheck tests', bin('tsc'), ['-p', 'tsconfig.check.json']],

@@ -1,26 +1,16 @@
 // `heapless serve` as a child process: real command line, real signals, real sockets.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KvActor } from '@heapless/actor';
 import { connect, type HeaplessError, httpClient } from '@heapless/client';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type Child, cli, startServe } from './serve-child.js';
 
-const cli = createRequire(import.meta.url)
-  .resolve('@heapless/actor/package.json')
-  .replace(/package\.json$/, 'dist/cli.js');
 const TOKEN = 'cli-token';
 
-interface Child {
-  proc: ChildProcess;
-  url: string;
-  httpUrl: string;
-  lines: Record<string, unknown>[];
-  exited: Promise<number | null>;
-}
 const children: Child[] = [];
 afterEach(() => {
   // Servers a test started for itself; the shared one lives until afterAll.
@@ -42,36 +32,10 @@ function start(...extra: string[]): Promise<Child> {
 }
 
 /** {@link start} with more environment variables. */
-function startWith(env: Record<string, string>, ...extra: string[]): Promise<Child> {
-  const args = extra.length === 0 ? ['--memory'] : extra;
-  const proc = spawn(process.execPath, [cli, 'serve', '--port', '0', ...args], {
-    env: { ...process.env, HEAPLESS_TOKEN: TOKEN, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: Record<string, unknown>[] = [];
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    proc.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      let nl = buf.indexOf('\n');
-      for (; nl >= 0; nl = buf.indexOf('\n')) {
-        const line = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
-        buf = buf.slice(nl + 1);
-        lines.push(line);
-        if (line.msg === 'listening') {
-          const child = { proc, url: line.url as string, httpUrl: line.http as string, lines, exited };
-          children.push(child);
-          resolve(child);
-        }
-      }
-    });
-    let err = '';
-    proc.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    void exited.then((code) => reject(new Error(`heapless serve exited with ${code}: ${err}`)));
-  });
+async function startWith(env: Record<string, string>, ...extra: string[]): Promise<Child> {
+  const child = await startServe(extra.length === 0 ? ['--memory'] : extra, { HEAPLESS_TOKEN: TOKEN, ...env });
+  children.push(child);
+  return child;
 }
 
 describe('heapless serve', () => {

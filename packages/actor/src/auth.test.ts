@@ -9,13 +9,14 @@ describe('auth', () => {
     expect(tokenMatches(d, 's3cret-and-more')).toBe(false);
     expect(tokenMatches(d, undefined)).toBe(false);
   });
-  it('finds the token in the header, a subprotocol or the query, in that order', () => {
+  it('finds the token in the header, a subprotocol or (only when allowed) the query, in that order', () => {
     const u = new URL('ws://h/v1/ws?token=q');
-    expect(upgradeToken('Bearer h', 'heapless.v1', u)).toBe('h');
+    expect(upgradeToken('Bearer h', 'heapless.v1', u, true)).toBe('h');
     // base64url of 'p' is 'cA'
-    expect(upgradeToken(undefined, 'heapless.v1, heapless.token.cA', u)).toBe('p');
-    expect(upgradeToken(undefined, undefined, u)).toBe('q');
-    expect(upgradeToken(undefined, undefined, new URL('ws://h/v1/ws'))).toBeUndefined();
+    expect(upgradeToken(undefined, 'heapless.v1, heapless.token.cA', u, true)).toBe('p');
+    expect(upgradeToken(undefined, undefined, u, true)).toBe('q');
+    expect(upgradeToken(undefined, undefined, u, false)).toBeUndefined();
+    expect(upgradeToken(undefined, undefined, new URL('ws://h/v1/ws'), true)).toBeUndefined();
   });
   it('knows loopback hosts', () => {
     for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost']) expect(isLoopback(h), h).toBe(true);

@@ -24,19 +24,19 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /**
- * The token a WebSocket upgrade presents: the Authorization header, else a `heapless.token.*` subprotocol, else the
- * `token` query parameter (FORMAT.md).
+ * The token a WebSocket upgrade presents: the Authorization header, else a `heapless.token.*` subprotocol, else (only
+ * when `queryAllowed`: query strings end up in logs and history) the `token` query parameter (FORMAT.md).
  */
 export function upgradeToken(
   authorization: string | undefined,
   protocolHeader: string | undefined,
   url: URL,
+  queryAllowed: boolean,
 ): string | undefined {
   return (
     bearerToken(authorization) ??
     tokenFromProtocols((protocolHeader ?? '').split(',').map((p) => p.trim())) ??
-    url.searchParams.get('token') ??
-    undefined
+    (queryAllowed ? (url.searchParams.get('token') ?? undefined) : undefined)
   );
 }
 

@@ -16,6 +16,27 @@ export interface ServeArgs {
   sync: boolean;
   /** pino level: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
+  /** Per-connection bounds (undefined: publish's defaults). */
+  maxInFlight: number | undefined;
+  maxRequestBytes: number | undefined;
+  maxReplyBytes: number | undefined;
+  /** Open connections, and timeouts in ms (undefined: publish's defaults). */
+  maxConnections: number | undefined;
+  headersTimeoutMs: number | undefined;
+  requestTimeoutMs: number | undefined;
+  keepAliveTimeoutMs: number | undefined;
+  heartbeatMs: number | undefined;
+  /** Origins of the web pages that may use the server (`--allow-origin`, repeatable). */
+  allowedOrigins: string[];
+  /** Host names clients may use besides IP addresses and localhost (`--allow-host`, repeatable). */
+  allowedHosts: string[];
+  /** Accept the token in a WebSocket URL's query. */
+  allowTokenInQuery: boolean;
+  /** PEM files of the certificate chain and its key: serve HTTPS and WSS (both or neither). */
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
+  /** Listen off loopback without TLS. */
+  insecure: boolean;
 }
 
 /** A parsed command line. */
@@ -30,12 +51,37 @@ Commands:
 Options of serve:
   --data DIR        data directory (default ./heapless-data)
   --memory          keep everything in memory, write nothing to disk
-  --host HOST       address to listen on (default 127.0.0.1; any other needs a token)
+  --host HOST       address to listen on (default 127.0.0.1; any other needs a token, and TLS
+                    or --insecure)
   --port PORT       port (default 7070; 0 picks a free one)
   --token TOKEN     token clients must present (default: $HEAPLESS_TOKEN)
+  --tls-cert FILE   serve HTTPS and WSS with this PEM certificate (chain) ...
+  --tls-key FILE    ... and this PEM private key
+  --insecure        listen off loopback without TLS (the token and data travel in clear)
   --sync            fsync every write before acknowledging it
   --log-level LVL   fatal|error|warn|info|debug|trace|silent (default info)
   --version         print the version
+
+Who may call (a browser page is refused unless its origin is allowed):
+  --allow-origin ORIGIN    a web page origin (scheme://host[:port], or *) that may use the server,
+                           with CORS; repeat for more (default none)
+  --allow-host NAME        a host name clients use besides IP addresses and localhost; other names
+                           in Host are refused with 421 (DNS rebinding); repeatable
+  --allow-token-in-query   accept the token as ?token= in the WebSocket URL (it ends up in logs)
+
+Limits per connection (past one, the server stops reading that connection):
+  --max-in-flight N        calls read and not yet answered (default 4096)
+  --max-request-bytes N    bytes of calls read and not yet answered (default 4194304, 4 MiB)
+  --max-reply-bytes N      bytes of replies the client has not read yet; no more of its calls
+                           run until they are written (default 1048576, 1 MiB)
+
+Slow and dead connections:
+  --max-connections N      open connections; more are closed as they arrive (default 4096)
+  --headers-timeout MS     time to send a request's headers, an upgrade's too (default 10000)
+  --request-timeout MS     time to send a whole HTTP request (default 30000)
+  --keep-alive-timeout MS  idle time of a kept-alive HTTP connection (default 5000)
+  --heartbeat MS           WebSocket ping interval; a peer silent for a whole interval is
+                           closed (default 30000)
 `;
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -62,8 +108,27 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
   if (!LEVELS.has(logLevel)) throw new ActorError('HEAPLESS_ERR_USAGE', `--log-level ${logLevel} is not a pino level`);
   const token = values.token ?? env.HEAPLESS_TOKEN;
   if (token === '') throw new ActorError('HEAPLESS_ERR_USAGE', 'the token must not be empty');
+  const tlsCert = values['tls-cert'];
+  const tlsKey = values['tls-key'];
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', '--tls-cert and --tls-key go together');
+  }
   return {
     command: 'serve',
+    tlsCert,
+    tlsKey,
+    insecure: values.insecure ?? false,
+    maxInFlight: positive(values, 'max-in-flight'),
+    maxRequestBytes: positive(values, 'max-request-bytes'),
+    maxReplyBytes: positive(values, 'max-reply-bytes'),
+    maxConnections: positive(values, 'max-connections'),
+    headersTimeoutMs: positive(values, 'headers-timeout'),
+    requestTimeoutMs: positive(values, 'request-timeout'),
+    keepAliveTimeoutMs: positive(values, 'keep-alive-timeout'),
+    heartbeatMs: positive(values, 'heartbeat'),
+    allowedOrigins: values['allow-origin'] ?? [],
+    allowedHosts: values['allow-host'] ?? [],
+    allowTokenInQuery: values['allow-token-in-query'] ?? false,
     data: values.data ?? './heapless-data',
     memory: values.memory ?? false,
     host: values.host ?? '127.0.0.1',
@@ -72,6 +137,16 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     sync: values.sync ?? false,
     logLevel,
   };
+}
+
+/** The integer >= 1 given as `--name`, or undefined when absent; a usage error otherwise. */
+function positive(values: Record<string, unknown>, name: string): number | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^[1-9]\d*$/.test(v) || !Number.isSafeInteger(Number(v))) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', `--${name} must be an integer >= 1, got ${v}`);
+  }
+  return Number(v);
 }
 
 function parseOptions(argv: readonly string[]) {
@@ -87,6 +162,20 @@ function parseOptions(argv: readonly string[]) {
       token: { type: 'string' },
       sync: { type: 'boolean' },
       'log-level': { type: 'string' },
+      'max-in-flight': { type: 'string' },
+      'max-request-bytes': { type: 'string' },
+      'max-reply-bytes': { type: 'string' },
+      'max-connections': { type: 'string' },
+      'headers-timeout': { type: 'string' },
+      'request-timeout': { type: 'string' },
+      'keep-alive-timeout': { type: 'string' },
+      heartbeat: { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
+      'allow-host': { type: 'string', multiple: true },
+      'allow-token-in-query': { type: 'boolean' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      insecure: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },

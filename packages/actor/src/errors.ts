@@ -4,8 +4,8 @@
  * `HeaplessError`s from the wire table in @heapless/client/protocol.
  */
 export const ACTOR_ERROR_CODES = {
-  /** `publish` on a host other than loopback without a token. */
-  HEAPLESS_ERR_INSECURE_BIND: 'refusing to listen on a non-loopback host without a token',
+  /** `publish` on a host other than loopback without a token, or without TLS unless told `insecure`. */
+  HEAPLESS_ERR_INSECURE_BIND: 'refusing to listen on a non-loopback host without a token or TLS',
   /** An option out of range or of the wrong type; the message names it. */
   HEAPLESS_ERR_INVALID_OPTION: 'invalid option',
   /** A name listed as exposed that is not a method of the actor. */

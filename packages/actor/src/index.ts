@@ -21,8 +21,9 @@ export {
   type WriteOptions,
 } from './kv-actor.js';
 export { kvRoutes } from './kv-http.js';
-export { Metrics } from './metrics.js';
+export { type ConnectionLoad, Metrics } from './metrics.js';
 export { type Published, type PublishOptions, publish } from './publish.js';
+export type { TlsOptions } from './publish-options.js';
 export { Deferred, type ReplySink } from './reply-sink.js';
 export { spawn } from './spawn.js';
 export { spawnInWorker } from './worker-actor.js';

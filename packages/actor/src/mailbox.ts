@@ -180,6 +180,7 @@ export class Mailbox implements ActorHandle {
           (v) => this.#settleDetached(env, true, v),
           (e) => this.#settleDetached(env, false, e),
         );
+        env.sink.ran?.(env.id);
         continue;
       }
       if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') {
@@ -194,6 +195,7 @@ export class Mailbox implements ActorHandle {
             this.#run();
           },
         );
+        env.sink.ran?.(env.id);
         return;
       }
       this.#settle(env, true, r);

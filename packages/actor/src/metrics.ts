@@ -23,6 +23,16 @@ interface Gauge {
   read: () => number;
 }
 
+/** What the open WebSocket connections of a server hold, summed over them. */
+export interface ConnectionLoad {
+  /** Bytes of call frames read and not yet answered in full. */
+  requestBytes: number;
+  /** Bytes of replies made and not yet handed to the kernel. */
+  replyBytes: number;
+  /** Connections the server has stopped reading (backpressure). */
+  paused: number;
+}
+
 /** GC kinds as perf_hooks numbers them (NODE_PERFORMANCE_GC_*). */
 const GC_KINDS: Record<number, string> = { 1: 'major', 2: 'minor', 4: 'incremental', 8: 'weakcb' };
 
@@ -42,6 +52,8 @@ export class Metrics implements CallObserver {
   connections = 0;
   /** WebSocket connections accepted since start. */
   connectionsTotal = 0;
+  /** What the open connections hold, summed (publish sets it): bytes of requests and replies, paused connections. */
+  connectionLoad: (() => ConnectionLoad) | null = null;
 
   constructor() {
     this.#observer = new PerformanceObserver((list) => {
@@ -99,6 +111,13 @@ export class Metrics implements CallObserver {
     out.push(`heapless_ws_connections ${this.connections}`);
     head('heapless_ws_connections_total', 'counter', 'WebSocket connections accepted.');
     out.push(`heapless_ws_connections_total ${this.connectionsTotal}`);
+    const load = this.connectionLoad?.() ?? { requestBytes: 0, replyBytes: 0, paused: 0 };
+    head('heapless_ws_request_bytes', 'gauge', 'Bytes of call frames read and not yet answered in full.');
+    out.push(`heapless_ws_request_bytes ${load.requestBytes}`);
+    head('heapless_ws_reply_bytes', 'gauge', 'Bytes of replies not yet handed to the kernel.');
+    out.push(`heapless_ws_reply_bytes ${load.replyBytes}`);
+    head('heapless_ws_paused_connections', 'gauge', 'Connections not read until their replies are written.');
+    out.push(`heapless_ws_paused_connections ${load.paused}`);
 
     const mem = process.memoryUsage();
     head(

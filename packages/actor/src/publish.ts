@@ -1,65 +1,22 @@
-import {
-  CLOSE_CODES,
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_CALLS_PER_FRAME,
-  DEFAULT_MAX_FRAME_BYTES,
-  DEFAULT_MAX_IN_FLIGHT,
-  type ErrorCode,
-  HeaplessError,
-  PROTOCOL,
-  type ServerHello,
-} from '@heapless/client/protocol';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  type FastifyServerOptions,
-  LogController,
-} from 'fastify';
+import { CLOSE_CODES, type ErrorCode, HeaplessError, PROTOCOL } from '@heapless/client/protocol';
+import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { type ActorHandle, handleOf } from './actor-handle.js';
-import { bearerToken, digest, isLoopback, tokenMatches, upgradeToken } from './auth.js';
-import { ActorError } from './errors.js';
+import { handleOf } from './actor-handle.js';
+import { bearerToken, digest, tokenMatches, upgradeToken } from './auth.js';
 import { HttpReplier, MSGPACK } from './http-reply.js';
-import type { Metrics } from './metrics.js';
+import { nodeServerFactory } from './node-server.js';
+import { type PublishOptions, resolvePublishOptions } from './publish-options.js';
+import { CORS_PREFLIGHT_HEADERS, RequestGuard } from './request-guard.js';
 import { wireCodeOf, wireMessageOf } from './wire-error.js';
 import { WsSession } from './ws-session.js';
 
-/** Options of {@link publish}. */
-export interface PublishOptions {
-  /** Default `127.0.0.1`. Any other than loopback requires `token`. */
-  host?: string;
-  /** Default 0 (any free port; see the result's `port`). */
-  port?: number;
-  /** Required from every caller except `GET /healthz`, compared in constant time. */
-  token?: string;
-  /** The WebSocket path; default `/v1/ws`. */
-  path?: string;
-  /** Largest WebSocket frame accepted (close 1009 beyond) and sent; default 16 MiB. */
-  maxFrameBytes?: number;
-  /** Most calls in one frame (close 1008 beyond); default 4096. */
-  maxCallsPerFrame?: number;
-  /** Largest HTTP body (413 beyond); default 1 MiB. */
-  maxBodyBytes?: number;
-  /** Calls in flight per connection before the server stops reading it; default 4096. */
-  maxInFlight?: number;
-  /** fastify's logger option (pino): `false` (default) for none, `true` or pino options. */
-  logger?: FastifyServerOptions['logger'];
-  /** Serve these metrics at `GET /metrics` and count connections in them. */
-  metrics?: Metrics;
-  /**
-   * More HTTP routes for this actor (the KV actor's `/v1/kv`), registered in their own fastify scope (so they may
-   * have their own body parsers) behind the same token check and error handler.
-   */
-  routes?: (scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier) => void | Promise<void>;
-}
+export type { PublishOptions } from './publish-options.js';
 
 /** A running server; its owner must `close()` it. */
 export interface Published {
-  /** The WebSocket URL, e.g. `ws://127.0.0.1:7070/v1/ws`. */
+  /** The WebSocket URL, e.g. `ws://127.0.0.1:7070/v1/ws` (`wss://` with TLS). */
   url: string;
-  /** The HTTP base URL, e.g. `http://127.0.0.1:7070`. */
+  /** The HTTP base URL, e.g. `http://127.0.0.1:7070` (`https://` with TLS). */
   httpUrl: string;
   port: number;
   /** The server's logger (fastify's pino logger; silent unless `logger` was given). */
@@ -71,11 +28,10 @@ export interface Published {
   close(): Promise<void>;
 }
 
-function positiveInt(name: string, v: number | undefined, dflt: number): number {
-  const n = v ?? dflt;
-  if (!Number.isInteger(n) || n < 1)
-    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `${name} must be an integer >= 1`);
-  return n;
+function refusalMessage(code: ErrorCode, host: string | undefined, origin: string | undefined): string {
+  return code === 'HOST_NOT_ALLOWED'
+    ? `host ${host ?? '(none)'} is not one this server answers to`
+    : `origin ${origin} is not allowed`;
 }
 
 /** What fastify's own errors mean in the wire table. */
@@ -94,31 +50,23 @@ function codeOfFastifyError(e: { code?: unknown; statusCode?: unknown }): ErrorC
  * WebSocket on `path`, `POST /v1/call/:method` (JSON or msgpack), `GET /healthz`, and `GET /metrics` when given
  * metrics. Only the actor's exposed methods are callable. Resolves once listening.
  *
- * Throws `ActorError` `HEAPLESS_ERR_INSECURE_BIND` for a non-loopback host without a token and
- * `HEAPLESS_ERR_INVALID_OPTION` for a bad limit; rejects with the listen error (e.g. EADDRINUSE).
+ * Throws `ActorError` `HEAPLESS_ERR_INSECURE_BIND` for a non-loopback host without a token, or without TLS and not
+ * `insecure`, and `HEAPLESS_ERR_INVALID_OPTION` for a bad limit or certificate; rejects with the listen error (e.g. EADDRINUSE).
  */
 export async function publish(ref: object, opts: PublishOptions = {}): Promise<Published> {
   const handle = handleOf(ref);
-  const host = opts.host ?? '127.0.0.1';
-  if (!isLoopback(host) && !opts.token) {
-    throw new ActorError('HEAPLESS_ERR_INSECURE_BIND', `refusing to listen on ${host} without a token`);
-  }
-  const path = opts.path ?? '/v1/ws';
-  const hello: ServerHello = {
-    v: 1,
-    maxFrameBytes: positiveInt('maxFrameBytes', opts.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES),
-    maxCallsPerFrame: positiveInt('maxCallsPerFrame', opts.maxCallsPerFrame, DEFAULT_MAX_CALLS_PER_FRAME),
-    maxInFlight: positiveInt('maxInFlight', opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT),
-  };
-  const maxBodyBytes = positiveInt('maxBodyBytes', opts.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
+  const o = resolvePublishOptions(opts);
+  const { host, path, hello, limits } = o;
   const expected = opts.token ? digest(opts.token) : null;
+  const guard = new RequestGuard(o.allowedHosts, o.allowedOrigins);
   const metrics = opts.metrics;
   const replier = new HttpReplier();
   const packr = replier.packr;
 
   const app = Fastify({
+    serverFactory: nodeServerFactory(o.server, o.tls),
     logger: opts.logger ?? false,
-    bodyLimit: maxBodyBytes,
+    bodyLimit: o.maxBodyBytes,
     // A route parameter may be a KV key: room for a percent-encoded key well past the KV actor's 1 KiB limit, so
     // that a long key gets the actor's KEY_TOO_LARGE rather than the router's 414.
     routerOptions: { maxParamLength: 8192 },
@@ -146,6 +94,21 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     return sendError(req, reply, code, wireMessageOf(err));
   });
   app.addHook('onRequest', (req, reply, done) => {
+    const origin = req.headers.origin;
+    const refusal = guard.refusal(req.headers.host, origin);
+    if (refusal !== null) {
+      log.info({ host: req.headers.host, origin, remote: req.socket.remoteAddress }, `refused: ${refusal}`);
+      void sendError(req, reply, refusal, refusalMessage(refusal, req.headers.host, origin));
+      return;
+    }
+    if (origin !== undefined) {
+      // An allowed page: it may read what it is answered, errors included.
+      reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+      if (req.method === 'OPTIONS') {
+        void reply.code(204).headers(CORS_PREFLIGHT_HEADERS).send();
+        return;
+      }
+    }
     if (expected === null || req.url === '/healthz' || tokenMatches(expected, bearerToken(req.headers.authorization))) {
       done();
       return;
@@ -176,6 +139,18 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   });
   const sockets = new Set<WebSocket>();
   const sessions = new Set<WsSession>();
+  if (metrics !== undefined) {
+    metrics.connectionLoad = () => {
+      const sum = { requestBytes: 0, replyBytes: 0, paused: 0 };
+      for (const s of sessions) {
+        const l = s.load;
+        sum.requestBytes += l.requestBytes;
+        sum.replyBytes += l.replyBytes;
+        if (l.paused) sum.paused++;
+      }
+      return sum;
+    };
+  }
   let closing = false;
 
   app.server.on('upgrade', (req, socket, head) => {
@@ -185,12 +160,23 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
+    const refusal = guard.refusal(req.headers.host, req.headers.origin);
     const authorized =
       expected === null ||
-      tokenMatches(expected, upgradeToken(req.headers.authorization, req.headers['sec-websocket-protocol'], url));
+      tokenMatches(
+        expected,
+        upgradeToken(req.headers.authorization, req.headers['sec-websocket-protocol'], url, o.allowTokenInQuery),
+      );
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);
       ws.once('close', () => sockets.delete(ws));
+      if (refusal !== null) {
+        // Like a wrong token: completed, then closed with 4403 and the code, which a page can see. No hello is sent.
+        log.info({ host: req.headers.host, origin: req.headers.origin }, `websocket refused: ${refusal}`);
+        ws.on('error', () => {});
+        ws.close(CLOSE_CODES.FORBIDDEN, refusal);
+        return;
+      }
       if (!authorized) {
         // Completed, then closed with 4401: a browser sees no HTTP status, but it does see the close code.
         log.info({ remote: req.socket.remoteAddress }, 'websocket refused: missing or wrong token');
@@ -198,7 +184,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
         ws.close(CLOSE_CODES.UNAUTHORIZED, 'UNAUTHORIZED');
         return;
       }
-      const session = new WsSession(ws, handle, hello, log);
+      const session = new WsSession(ws, handle, hello, limits, log);
       sessions.add(session);
       if (metrics !== undefined) {
         metrics.connections++;
@@ -212,27 +198,32 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   });
 
   try {
-    await app.listen({ host, port: opts.port ?? 0 });
+    await app.listen({ host, port: o.port });
   } catch (e) {
     wss.close();
     await app.close();
     throw e;
   }
   const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? 0);
+  const port = typeof address === 'object' && address !== null ? address.port : o.port;
   const hostInUrl = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   let closed: Promise<void> | null = null;
+  const heartbeat = setInterval(() => {
+    for (const s of sessions) s.heartbeat();
+  }, o.heartbeatMs);
 
   return {
-    url: `ws://${hostInUrl}:${port}${path}`,
-    httpUrl: `http://${hostInUrl}:${port}`,
+    url: `${o.tls === null ? 'ws' : 'wss'}://${hostInUrl}:${port}${path}`,
+    httpUrl: `${o.tls === null ? 'http' : 'https'}://${hostInUrl}:${port}`,
     port,
     log,
     close() {
       if (closed !== null) return closed;
       closing = true;
       closed = (async () => {
+        // The heartbeat goes on meanwhile: a peer that reads nothing more is closed by it, not waited for.
         await Promise.all([...sessions].map((s) => s.shutdown()));
+        clearInterval(heartbeat);
         for (const ws of sockets) ws.terminate(); // unauthorized ones still closing
         wss.close();
         await app.close();

@@ -5,6 +5,12 @@
 export interface ReplySink {
   resolve(id: number, value: unknown): void;
   reject(id: number, error: unknown): void;
+  /**
+   * Told that the call's method has returned a promise not yet settled (an async method, or a `detach`ed one): it
+   * has run, its outcome comes later. A sink that feeds calls one at a time (the server's session) posts its next
+   * call then rather than waiting for the outcome. A worker actor tells it when the call is handed to its thread.
+   */
+  ran?(id: number): void;
 }
 
 /** A sink for one call that settles a promise. */

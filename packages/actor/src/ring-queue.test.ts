@@ -15,6 +15,7 @@ describe('RingQueue', () => {
             model.push(op);
           }
           expect(q.length).toBe(model.length);
+          expect(q.peek()).toBe(model[0]);
         }
       }),
     );

@@ -17,6 +17,11 @@ export class RingQueue<T> {
     this.#length++;
   }
 
+  /** The oldest item without removing it, or undefined when empty. */
+  peek(): T | undefined {
+    return this.#length === 0 ? undefined : this.#items[this.#head];
+  }
+
   /** Removes and returns the oldest item, or undefined when empty. */
   shift(): T | undefined {
     if (this.#length === 0) return undefined;

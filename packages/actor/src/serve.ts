@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { nativeStatus, OffHeapMap } from '@heapless/offheap';
 import type { ServeArgs } from './cli-args.js';
 import { KvActor } from './kv-actor.js';
@@ -28,6 +29,11 @@ export interface RunningServer extends Published {
  * metrics, published on `args.host:args.port`, logging with pino at `args.logLevel`.
  */
 export async function serve(args: ServeArgs): Promise<RunningServer> {
+  // Read before anything is opened: a missing file fails the start with its path (ENOENT).
+  const tls =
+    args.tlsCert !== undefined && args.tlsKey !== undefined
+      ? { cert: readFileSync(args.tlsCert), key: readFileSync(args.tlsKey) }
+      : undefined;
   // The engine reports a directory locked by another process as HEAPLESS_ERR_LOCKED, naming the directory.
   const opening = performance.now();
   const map = args.memory
@@ -85,6 +91,19 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
       host: args.host,
       port: args.port,
       token: args.token,
+      maxInFlight: args.maxInFlight,
+      maxRequestBytes: args.maxRequestBytes,
+      maxReplyBytes: args.maxReplyBytes,
+      maxConnections: args.maxConnections,
+      headersTimeoutMs: args.headersTimeoutMs,
+      requestTimeoutMs: args.requestTimeoutMs,
+      keepAliveTimeoutMs: args.keepAliveTimeoutMs,
+      heartbeatMs: args.heartbeatMs,
+      allowedOrigins: args.allowedOrigins,
+      allowedHosts: args.allowedHosts,
+      allowTokenInQuery: args.allowTokenInQuery,
+      tls,
+      insecure: args.insecure,
       logger: { level: args.logLevel },
       metrics,
       routes: kvRoutes,

@@ -115,6 +115,7 @@ class WorkerHandle implements ActorHandle {
     this.#inWorker.set(id, call);
     if (this.#outbox.length === 0) queueMicrotask(this.#flush);
     this.#outbox.push([id, call.method, call.args]);
+    call.sink.ran?.(call.sinkId);
   }
 
   #flush = (): void => {

@@ -19,4 +19,6 @@ export const CLOSE_CODES = {
   INTERNAL: 1011,
   /** Missing or wrong token; 4000-4999 are private codes, 4401 echoes HTTP 401. */
   UNAUTHORIZED: 4401,
+  /** A `Host` or `Origin` the server does not trust; the reason says which (4403 echoes HTTP 403). */
+  FORBIDDEN: 4403,
 } as const;

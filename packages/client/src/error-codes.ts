@@ -26,6 +26,10 @@ export const ERROR_CODES = {
   TEXT_FRAME: { wire: 107, status: 400, message: 'text frames are not supported' },
   /** Missing or wrong token (HTTP 401, WebSocket close 4401). */
   UNAUTHORIZED: { wire: 200, status: 401, message: 'missing or wrong token' },
+  /** The `Host` header names neither loopback, an IP address nor a configured name (DNS rebinding); close 4403. */
+  HOST_NOT_ALLOWED: { wire: 201, status: 421, message: 'host not allowed' },
+  /** A browser's `Origin` that is not on the server's allowed origins (another site's page); close 4403. */
+  ORIGIN_NOT_ALLOWED: { wire: 202, status: 403, message: 'origin not allowed' },
   /** The actor's method threw an error that carries no heapless code; the message is the error's message. */
   ACTOR_ERROR: { wire: 300, status: 500, message: 'the actor method failed' },
   /** The arguments have the wrong number or types; raised by the actor's own checks. */

@@ -1,6 +1,6 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js';
 import { CLOSE_CODES } from './close-codes.js';
-import { codeFromWire } from './error-codes.js';
+import { codeFromWire, isErrorCode } from './error-codes.js';
 import { FrameDecoder, isServerHello } from './frame-decoder.js';
 import { FrameEncoder } from './frame-encoder.js';
 import { HeaplessError } from './heapless-error.js';
@@ -214,10 +214,13 @@ export class RpcClient {
       return;
     }
     const detail = `${this.#url} closed (${code}${reason ? ` ${reason}` : ''})`;
-    if (code === CLOSE_CODES.UNAUTHORIZED) {
+    if (code === CLOSE_CODES.UNAUTHORIZED || code === CLOSE_CODES.FORBIDDEN) {
+      // Refused, not lost: trying again would be refused again.
       this.#state = 'closed';
       this.#clearTimers();
-      const err = new HeaplessError('UNAUTHORIZED', detail, { closeCode: code });
+      const refusal =
+        code === CLOSE_CODES.UNAUTHORIZED ? 'UNAUTHORIZED' : isErrorCode(reason) ? reason : 'ORIGIN_NOT_ALLOWED';
+      const err = new HeaplessError(refusal, detail, { closeCode: code });
       this.#firstOpen?.reject(err);
       this.#firstOpen = null;
       this.#failAll(err, false);

@@ -1,0 +1,35 @@
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { ActorError } from './errors.js';
+import type { ServerTimeouts, TlsOptions } from './publish-options.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * fastify's `serverFactory`: the Node HTTP server (HTTPS with `tls`, which WebSocket upgrades then share as WSS) with
+ * the connection cap and timeouts of `t`. Node closes a
+ * connection whose headers (an upgrade's too) or whole request take too long with 408, and a kept-alive one idle
+ * between requests; it checks them every `connectionsCheckingInterval`, a quarter of the headers timeout (at most 1 s),
+ * so a slow connection is closed within about 1.25 times its timeout.
+ */
+export function nodeServerFactory(t: ServerTimeouts, tls: TlsOptions | null): (handler: Handler) => Server {
+  return (handler) => {
+    const options: ServerOptions = {
+      headersTimeout: t.headersTimeoutMs,
+      requestTimeout: t.requestTimeoutMs,
+      keepAliveTimeout: t.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(t.headersTimeoutMs / 4))),
+    };
+    let server: Server;
+    if (tls === null) server = createServer(options, handler);
+    else {
+      try {
+        server = createTlsServer({ ...options, cert: tls.cert, key: tls.key }, handler);
+      } catch (cause) {
+        throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `tls: ${(cause as Error).message}`, { cause });
+      }
+    }
+    server.maxConnections = t.maxConnections;
+    return server;
+  };
+}

@@ -1,0 +1,231 @@
+import { isIP } from 'node:net';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_CALLS_PER_FRAME,
+  DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_IN_FLIGHT,
+  type ServerHello,
+} from '@heapless/client/protocol';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { ActorHandle } from './actor-handle.js';
+import { isLoopback } from './auth.js';
+import { ActorError } from './errors.js';
+import type { HttpReplier } from './http-reply.js';
+import type { Metrics } from './metrics.js';
+import type { SessionLimits } from './ws-session.js';
+
+/**
+ * 4 MiB of requests per connection: four of the KV actor's largest values in flight, so that a writer of big values
+ * still shares group commits; 1,000 connections at this bound hold 4 GiB at worst, and pipelined reads hold almost
+ * nothing here (a `get` is a few dozen bytes).
+ */
+export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+/**
+ * 1 MiB of unwritten replies per connection: room for one of the KV actor's largest values; the kernel's socket
+ * buffer (megabytes on a fast link) keeps the link busy beyond it. 1,000 clients that never read hold under 2 GiB.
+ */
+export const DEFAULT_MAX_REPLY_BYTES = 1024 * 1024;
+/**
+ * 4096 connections: four times the 1,000 clients the per-connection bounds are sized for, and within the file
+ * descriptor limit a server is usually given; a flood of sockets beyond it is closed as it arrives.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 4096;
+/** 10 s for a request's headers (an upgrade's included): a slow but honest client sends them in one packet. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/** 30 s for a whole HTTP request, body included (a 1 MiB body at 35 KB/s). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** 5 s of silence on a kept-alive HTTP connection between requests (Node's own default). */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** A ping every 30 s; a WebSocket peer that answered none of the last interval is closed (30 to 60 s dead). */
+export const DEFAULT_HEARTBEAT_MS = 30_000;
+
+/** Options of {@link publish}. */
+export interface PublishOptions {
+  /** Default `127.0.0.1`. Any other than loopback requires `token`, and `tls` unless `insecure`. */
+  host?: string;
+  /**
+   * Serve HTTPS and WSS on the port with this certificate chain and private key (PEM). Without it the server
+   * speaks clear text, which it refuses off loopback unless `insecure`.
+   */
+  tls?: TlsOptions;
+  /** Listen off loopback without `tls`: the token and every value cross the network readable. Default false. */
+  insecure?: boolean;
+  /** Default 0 (any free port; see the result's `port`). */
+  port?: number;
+  /** Required from every caller except `GET /healthz`, compared in constant time. */
+  token?: string;
+  /** The WebSocket path; default `/v1/ws`. */
+  path?: string;
+  /** Largest WebSocket frame accepted (close 1009 beyond) and sent; default 16 MiB. */
+  maxFrameBytes?: number;
+  /** Most calls in one frame (close 1008 beyond); default 4096. */
+  maxCallsPerFrame?: number;
+  /** Largest HTTP body (413 beyond); default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Calls in flight per connection before the server stops reading it; default 4096. */
+  maxInFlight?: number;
+  /**
+   * Bytes of call frames a connection may have read and not yet had answered in full before the server stops reading
+   * it; default 4 MiB. A single larger frame is still read.
+   */
+  maxRequestBytes?: number;
+  /**
+   * Bytes of replies a connection may have waiting to be written (the peer reads slower than the actor answers, or
+   * not at all) before the server stops running its calls and reading it; default 1 MiB. A single larger reply is
+   * still sent.
+   */
+  maxReplyBytes?: number;
+  /** Open connections (HTTP and WebSocket); one beyond is closed as it arrives. Default 4096. */
+  maxConnections?: number;
+  /** Time a connection has to send a request's headers (an upgrade's too); default 10 s, then 408 and closed. */
+  headersTimeoutMs?: number;
+  /** Time a connection has to send a whole HTTP request; default 30 s, at least `headersTimeoutMs`. */
+  requestTimeoutMs?: number;
+  /** Idle time allowed on a kept-alive HTTP connection between requests; default 5 s. */
+  keepAliveTimeoutMs?: number;
+  /**
+   * Interval of WebSocket pings; a peer that showed no sign of life (a pong, a frame, a reply it read) over a whole
+   * interval is closed. Default 30 s.
+   */
+  heartbeatMs?: number;
+  /**
+   * Host names, besides IP addresses and `localhost`, that requests may name in `Host` (the names clients use to
+   * reach the server); a request naming another gets `421 HOST_NOT_ALLOWED`. A `host` to listen on that is a name is
+   * added.
+   */
+  allowedHosts?: readonly string[];
+  /**
+   * Origins of the web pages that may use the server (`https://app.example`, exact; `*` for any): their WebSocket
+   * upgrades and HTTP requests are served, with CORS. A request with any other `Origin` gets `403
+   * ORIGIN_NOT_ALLOWED` (WebSocket: close 4403). Requests without an `Origin` (programs) are not concerned.
+   * Default none.
+   */
+  allowedOrigins?: readonly string[];
+  /** Accept the token in a WebSocket URL's `?token=` (it ends up in logs and history); default false. */
+  allowTokenInQuery?: boolean;
+  /** fastify's logger option (pino): `false` (default) for none, `true` or pino options. */
+  logger?: FastifyServerOptions['logger'];
+  /** Serve these metrics at `GET /metrics` and count connections in them. */
+  metrics?: Metrics;
+  /**
+   * More HTTP routes for this actor (the KV actor's `/v1/kv`), registered in their own fastify scope (so they may
+   * have their own body parsers) behind the same token check and error handler.
+   */
+  routes?: (scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier) => void | Promise<void>;
+}
+
+/** A certificate and its key, PEM (what `node:tls` takes as `cert` and `key`). */
+export interface TlsOptions {
+  cert: string | Buffer;
+  key: string | Buffer;
+}
+
+/** Timeouts and the connection cap of the Node server under fastify. */
+export interface ServerTimeouts {
+  maxConnections: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+}
+
+/** {@link PublishOptions} checked, with every default filled in. */
+export interface ResolvedOptions {
+  host: string;
+  port: number;
+  path: string;
+  token: string | undefined;
+  hello: ServerHello;
+  limits: SessionLimits;
+  maxBodyBytes: number;
+  heartbeatMs: number;
+  server: ServerTimeouts;
+  allowedHosts: string[];
+  allowedOrigins: string[];
+  allowTokenInQuery: boolean;
+  tls: TlsOptions | null;
+}
+
+function isPem(v: unknown): boolean {
+  return (typeof v === 'string' || Buffer.isBuffer(v)) && v.length > 0;
+}
+
+/** Checks that each allowed origin is `*` or a bare origin (`scheme://host[:port]`, what a browser sends). */
+function origins(list: readonly string[]): string[] {
+  for (const o of list) {
+    let bare = false;
+    try {
+      bare = o === '*' || new URL(o).origin === o;
+    } catch {}
+    if (!bare) {
+      throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `allowed origin ${o} is not scheme://host[:port] or *`);
+    }
+  }
+  return [...list];
+}
+
+function positiveInt(name: string, v: number | undefined, dflt: number): number {
+  const n = v ?? dflt;
+  if (!Number.isInteger(n) || n < 1)
+    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `${name} must be an integer >= 1`);
+  return n;
+}
+
+/**
+ * Checks `opts` and fills in the defaults. Throws `ActorError` `HEAPLESS_ERR_INSECURE_BIND` for a non-loopback host
+ * without a token and `HEAPLESS_ERR_INVALID_OPTION` for an option out of range.
+ */
+export function resolvePublishOptions(opts: PublishOptions): ResolvedOptions {
+  const host = opts.host ?? '127.0.0.1';
+  if (!isLoopback(host) && !opts.token) {
+    throw new ActorError('HEAPLESS_ERR_INSECURE_BIND', `refusing to listen on ${host} without a token`);
+  }
+  const tls = opts.tls ?? null;
+  if (tls !== null && (!isPem(tls.cert) || !isPem(tls.key))) {
+    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', 'tls needs a cert and a key, each PEM text or bytes');
+  }
+  if (!isLoopback(host) && tls === null && opts.insecure !== true) {
+    throw new ActorError(
+      'HEAPLESS_ERR_INSECURE_BIND',
+      `refusing to listen on ${host} without TLS: the token would cross the network in clear (give tls, or insecure)`,
+    );
+  }
+  const hello: ServerHello = {
+    v: 1,
+    maxFrameBytes: positiveInt('maxFrameBytes', opts.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES),
+    maxCallsPerFrame: positiveInt('maxCallsPerFrame', opts.maxCallsPerFrame, DEFAULT_MAX_CALLS_PER_FRAME),
+    maxInFlight: positiveInt('maxInFlight', opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT),
+  };
+  const headersTimeoutMs = positiveInt('headersTimeoutMs', opts.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS);
+  const requestTimeoutMs = positiveInt(
+    'requestTimeoutMs',
+    opts.requestTimeoutMs,
+    Math.max(DEFAULT_REQUEST_TIMEOUT_MS, headersTimeoutMs),
+  );
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', 'requestTimeoutMs must be at least headersTimeoutMs');
+  }
+  return {
+    host,
+    port: opts.port ?? 0,
+    path: opts.path ?? '/v1/ws',
+    token: opts.token,
+    hello,
+    limits: {
+      maxInFlight: hello.maxInFlight,
+      maxRequestBytes: positiveInt('maxRequestBytes', opts.maxRequestBytes, DEFAULT_MAX_REQUEST_BYTES),
+      maxReplyBytes: positiveInt('maxReplyBytes', opts.maxReplyBytes, DEFAULT_MAX_REPLY_BYTES),
+    },
+    maxBodyBytes: positiveInt('maxBodyBytes', opts.maxBodyBytes, DEFAULT_MAX_BODY_BYTES),
+    heartbeatMs: positiveInt('heartbeatMs', opts.heartbeatMs, DEFAULT_HEARTBEAT_MS),
+    allowedHosts: [...(opts.allowedHosts ?? []), ...(isIP(host) === 0 ? [host] : [])],
+    allowedOrigins: origins(opts.allowedOrigins ?? []),
+    allowTokenInQuery: opts.allowTokenInQuery ?? false,
+    tls,
+    server: {
+      maxConnections: positiveInt('maxConnections', opts.maxConnections, DEFAULT_MAX_CONNECTIONS),
+      headersTimeoutMs,
+      requestTimeoutMs,
+      keepAliveTimeoutMs: positiveInt('keepAliveTimeoutMs', opts.keepAliveTimeoutMs, DEFAULT_KEEP_ALIVE_TIMEOUT_MS),
+    },
+  };
+}

@@ -1,0 +1,153 @@
+// Issue 11 §4 in a real browser: headless Chromium (Debian's, at /usr/bin/chromium, installed by
+// scripts/system-deps.mjs) loads a page from another origin that uses @heapless/client's browser entry. A server
+// that allows no origin refuses it (and its data is untouched); one started with that origin allowed serves it over
+// WebSocket and HTTP, token included.
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { dirname, extname, join, normalize } from 'node:path';
+import { Actor, type Published, publish, spawn } from '@heapless/actor';
+import { connect } from '@heapless/client';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+class Notes extends Actor {
+  static override readonly exposed = ['add', 'list'] as const;
+  readonly #notes: string[] = [];
+  add(note: string): number {
+    return this.#notes.push(note);
+  }
+  list(): string[] {
+    return [...this.#notes];
+  }
+}
+
+const require = createRequire(import.meta.url);
+const clientDist = join(dirname(require.resolve('@heapless/client/package.json')), 'dist');
+// msgpackr's browser entry, index.js, is one folder above its Node entry dist/node.cjs (its exports hide package.json).
+const msgpackrDir = join(
+  dirname(createRequire(require.resolve('@heapless/client/package.json')).resolve('msgpackr')),
+  '..',
+);
+const TOKEN = 'browser-token';
+
+const PAGE = `<!doctype html><meta charset="utf-8"><title>heapless from another origin</title>
+<script type="importmap">{"imports":{"msgpackr":"/msgpackr/index.js"}}</script>
+<script type="module">
+import { connect, httpClient } from '/client/browser.js';
+const outcome = (p) => p.then((value) => ({ value }), (e) => ({ code: e.code ?? String(e) }));
+window.tryServer = async (wsUrl, httpUrl, token) => {
+  const ws = await outcome(connect(wsUrl, { token, reconnect: false, timeoutMs: 10000 }).then(async (notes) => {
+    const n = await notes.add('from ws');
+    await notes.close();
+    return n;
+  }));
+  const http = await outcome(httpClient(httpUrl, { token, timeoutMs: 10000 }).add('from http'));
+  return { ws, http };
+};
+window.ready = true;
+</script>`;
+
+const TYPES: Record<string, string> = { '.js': 'text/javascript', '.html': 'text/html' };
+
+/** Serves the page and the client's browser modules, from an origin of its own. */
+function pageServer(): Promise<Server> {
+  const server = createServer(async (req, res) => {
+    const path = normalize(new URL(req.url ?? '/', 'http://x').pathname);
+    let file: string | null = null;
+    if (path === '/') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+      return;
+    }
+    if (path.startsWith('/client/')) file = join(clientDist, path.slice('/client/'.length));
+    if (path.startsWith('/msgpackr/')) file = join(msgpackrDir, path.slice('/msgpackr/'.length));
+    try {
+      if (file === null) throw new Error('not found');
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+let browser: Browser;
+let page: Server;
+let origin: string;
+const notes = new Notes();
+const ref = spawn(notes);
+let closed: Published; // allows no origin (the default)
+let allowing: Published; // allows the page's origin, and wants a token
+beforeAll(async () => {
+  page = await pageServer();
+  const address = page.address();
+  origin = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  closed = await publish(ref);
+  allowing = await publish(ref, { token: TOKEN, allowedOrigins: [origin] });
+  browser = await chromium.launch({
+    executablePath: process.env.HEAPLESS_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    // Playwright gives each launch a fresh temporary profile (its --user-data-dir).
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await closed?.close();
+  await allowing?.close();
+  await ref.stop();
+  await new Promise((r) => page?.close(r));
+});
+
+async function fromPage(server: Published, token?: string): Promise<{ ws: unknown; http: unknown }> {
+  const tab = await browser.newPage();
+  try {
+    await tab.goto(`${origin}/`);
+    await tab.waitForFunction(() => (globalThis as unknown as { ready?: boolean }).ready === true);
+    return await tab.evaluate(
+      ([ws, http, t]) =>
+        (
+          globalThis as unknown as { tryServer: (...a: unknown[]) => Promise<{ ws: unknown; http: unknown }> }
+        ).tryServer(ws, http, t),
+      [server.url, server.httpUrl, token] as const,
+    );
+  } finally {
+    await tab.close();
+  }
+}
+
+describe('a page from another origin, in Chromium', () => {
+  it('is refused by a server that allows no origin, and changes nothing', async () => {
+    const { ws, http } = await fromPage(closed);
+    expect(ws).toEqual({ code: 'ORIGIN_NOT_ALLOWED' });
+    // The preflight is refused without CORS headers: the page only learns that the request failed.
+    expect(http).toEqual({ code: 'CONNECTION_LOST' });
+    expect(notes.list()).toEqual([]);
+    // A program (no Origin) is still served.
+    const program = await connect<typeof Notes>(closed.url);
+    expect(await program.list()).toEqual([]);
+    await program.close();
+  });
+
+  it('is served by a server started with its origin allowed, over WebSocket and HTTP with the token', async () => {
+    const { ws, http } = await fromPage(allowing, TOKEN);
+    expect(ws).toEqual({ value: 1 });
+    expect(http).toEqual({ value: 2 });
+    expect(notes.list()).toEqual(['from ws', 'from http']);
+  });
+
+  it('is refused by the allowing server without the token', async () => {
+    const { ws, http } = await fromPage(allowing);
+    expect(ws).toEqual({ code: 'UNAUTHORIZED' });
+    expect(http).toEqual({ code: 'UNAUTHORIZED' });
+  });
+});

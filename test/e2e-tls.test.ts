@@ -1,0 +1,114 @@
+// Issue 11 §5: HTTPS and WSS on the one port with a certificate the test makes (openssl, installed by
+// scripts/system-deps.mjs), clients that trust it through `ca`, and no clear text off loopback unless asked.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Actor, ActorError, type Published, publish, spawn } from '@heapless/actor';
+import { connect, httpClient } from '@heapless/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Child, startServe } from './serve-child.js';
+
+class Echo extends Actor {
+  static override readonly exposed = ['echo'] as const;
+  echo<T>(x: T): T {
+    return x;
+  }
+}
+
+const TOKEN = 'tls-token';
+const dir = mkdtempSync(join(tmpdir(), 'heapless-tls-'));
+const certFile = join(dir, 'cert.pem');
+const keyFile = join(dir, 'key.pem');
+// A self-signed certificate for 127.0.0.1 and localhost, good for a day.
+execFileSync('openssl', [
+  'req',
+  '-x509',
+  '-newkey',
+  'ec',
+  '-pkeyopt',
+  'ec_paramgen_curve:prime256v1',
+  '-nodes',
+  '-days',
+  '1',
+  '-subj',
+  '/CN=localhost',
+  '-addext',
+  'subjectAltName=DNS:localhost,IP:127.0.0.1',
+  '-keyout',
+  keyFile,
+  '-out',
+  certFile,
+]);
+const cert = readFileSync(certFile);
+const key = readFileSync(keyFile);
+
+const ref = spawn(new Echo());
+let server: Published;
+const children: Child[] = [];
+beforeAll(async () => {
+  server = await publish(ref, { token: TOKEN, tls: { cert, key } });
+});
+afterAll(async () => {
+  for (const c of children) c.proc.kill('SIGKILL');
+  await server.close();
+  await ref.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('TLS', () => {
+  it('serves WSS and HTTPS on one port to clients that trust the certificate', async () => {
+    expect(server.url).toBe(`wss://127.0.0.1:${server.port}/v1/ws`);
+    expect(server.httpUrl).toBe(`https://127.0.0.1:${server.port}`);
+    const ws = await connect<typeof Echo>(server.url, { token: TOKEN, ca: cert });
+    expect(await ws.echo('over wss')).toBe('over wss');
+    await ws.close();
+    const https = httpClient<typeof Echo>(server.httpUrl, { token: TOKEN, ca: cert });
+    expect(await https.echo('over https')).toBe('over https');
+    // The name in the certificate is checked too.
+    const byName = httpClient<typeof Echo>(`https://localhost:${server.port}`, { token: TOKEN, ca: cert });
+    expect(await byName.echo({ a: 1 })).toEqual({ a: 1 });
+  });
+
+  it('is refused by clients that do not trust the certificate, and speaks no clear text', async () => {
+    await expect(connect<typeof Echo>(server.url, { token: TOKEN, reconnect: false })).rejects.toMatchObject({
+      code: 'CONNECT_FAILED',
+    });
+    await expect(httpClient<typeof Echo>(server.httpUrl, { token: TOKEN }).echo(1)).rejects.toMatchObject({
+      code: 'CONNECTION_LOST',
+    });
+    await expect(
+      connect<typeof Echo>(`ws://127.0.0.1:${server.port}/v1/ws`, { token: TOKEN, reconnect: false }),
+    ).rejects.toMatchObject({ code: 'CONNECT_FAILED' });
+    await expect(
+      httpClient<typeof Echo>(`http://127.0.0.1:${server.port}`, { token: TOKEN, timeoutMs: 5000 }).echo(1),
+    ).rejects.toMatchObject({ code: expect.stringMatching(/^(CONNECTION_LOST|BAD_FRAME)$/) });
+  });
+
+  it('refuses to listen off loopback without TLS unless insecure, and refuses a bad certificate', async () => {
+    const r = spawn(new Echo());
+    const err = await publish(r, { host: '0.0.0.0', token: TOKEN }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ActorError);
+    expect((err as ActorError).code).toBe('HEAPLESS_ERR_INSECURE_BIND');
+    expect((err as Error).message).toMatch(/without TLS/);
+    const bad = await publish(r, { tls: { cert: 'not a certificate', key } }).catch((e: unknown) => e);
+    expect((bad as ActorError).code).toBe('HEAPLESS_ERR_INVALID_OPTION');
+    const insecure = await publish(r, { host: '0.0.0.0', token: TOKEN, insecure: true });
+    const c = await connect<typeof Echo>(`ws://127.0.0.1:${insecure.port}/v1/ws`, { token: TOKEN });
+    expect(await c.echo('clear')).toBe('clear');
+    await c.close();
+    await insecure.close();
+    await r.stop();
+  });
+
+  it('heapless serve --tls-cert --tls-key serves WSS; off loopback it will not start in clear text', async () => {
+    const s = await startServe(['--memory', '--tls-cert', certFile, '--tls-key', keyFile]);
+    children.push(s);
+    expect(s.url).toMatch(/^wss:\/\/127\.0\.0\.1:\d+\/v1\/ws$/);
+    const kv = await connect<{ size(): number }>(s.url, { ca: cert });
+    expect(await kv.size()).toBe(0);
+    await kv.close();
+    const refused = startServe(['--memory', '--host', '0.0.0.0'], { HEAPLESS_TOKEN: TOKEN });
+    await expect(refused).rejects.toThrow(/exited with 1: heapless: refusing to listen on 0\.0\.0\.0 without TLS/);
+  });
+});

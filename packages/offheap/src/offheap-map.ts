@@ -16,7 +16,7 @@ import {
 import { closedError, invalidArgument, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
 import { HashTable, SLOT_BYTES } from './hash-table.js';
 import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from './image.js';
-import { hashBytes, KeyHasher, writeUtf8 } from './key-bytes.js';
+import { hashBytes, isUtf8Key, KeyHasher, writeUtf8 } from './key-bytes.js';
 import { MsgpackCodec, type Structures } from './msgpack-codec.js';
 import type { ParallelResult, ParallelTask, WorkerFunction } from './parallel-task.js';
 import {
@@ -155,6 +155,9 @@ export interface MapPersistence {
 
 /**
  * A Map-like store whose keys and values live in SharedArrayBuffers, not on the JS heap.
+ *
+ * Keys are strings (stored as their UTF-8 bytes) or Uint8Arrays. A string key must be well-formed UTF-16: every
+ * method that takes a key throws INVALID_ARGUMENT for one with a lone surrogate, which has no UTF-8 form of its own.
  *
  * All reads and writes are synchronous and immediately visible. Values are msgpack (records with shared
  * structures) by default, or a fixed `struct` layout read and written in place through views. A map from
@@ -800,9 +803,17 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /**
    * Adds a record read back from the engine at open: `engineKey` is the namespace byte then the key. Engine keys
-   * are unique and hash and compare like their string, so no lookup is needed; nothing is persisted.
+   * are unique and hash and compare like their string, so no lookup is needed; nothing is persisted. A string map
+   * refuses (INCOMPATIBLE) a key whose bytes are not UTF-8: no string key names it, and decoding it with
+   * replacement characters would alias it with another key.
    */
   private load(engineKey: Uint8Array, value: Uint8Array): void {
+    if (this.keysAreStrings && !isUtf8Key(engineKey, 1, engineKey.length - 1)) {
+      throw new OffHeapError(
+        OffHeapErrorCodes.INCOMPATIBLE,
+        `the engine holds key 0x${Buffer.from(engineKey.subarray(1, 65)).toString('hex')} which is not UTF-8: a map of string keys cannot hold it (open it with keys: 'bytes')`,
+      );
+    }
     if (this.structType !== null && value.length !== this.structType.size) {
       throw new OffHeapError(
         OffHeapErrorCodes.INCOMPATIBLE,

@@ -1,5 +1,5 @@
 import { KvActor, kvRoutes, publish, spawn } from '@heapless/actor';
-import { collection, connect } from '@heapless/client';
+import { collection, connect, httpClient } from '@heapless/client';
 import { OffHeapMap } from '@heapless/offheap';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,5 +117,55 @@ describe('HTTP routes of the KV actor', () => {
     expect(await longKey.json()).toMatchObject({ code: 'KEY_TOO_LARGE' });
     const badLimit = await fetch(url('/v1/kv?limit=0'));
     expect(await badLimit.json()).toMatchObject({ code: 'BAD_ARGUMENTS' });
+  });
+});
+
+describe('keys with a lone surrogate, on every path', () => {
+  const json = (body: unknown) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body), // JSON escapes a lone surrogate (\ud800), and JSON.parse gives it back
+  });
+
+  it('never reach the map: no two keys name one record, over WebSocket, HTTP and collections', async () => {
+    await kv.set('s:\ufffd', pack('replacement'));
+    const http = httpClient<typeof KvActor>(server.httpUrl);
+    for (const bad of ['s:\ud800', 's:\udfff', 's:\ud83d']) {
+      // The client refuses what msgpack would have turned into U+FFFD; calls beside it in the same frame still go.
+      const [refused, other] = await Promise.allSettled([kv.set(bad, pack('alias')), kv.get('s:\ufffd')]);
+      expect(refused).toMatchObject({ status: 'rejected', reason: { code: 'BAD_ARGUMENTS' } });
+      expect(other.status).toBe('fulfilled');
+      await expect(kv.get(bad)).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(http.set(bad, pack('alias'))).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(collection(kv, 's:').set(bad.slice(2), 'alias')).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      // JSON carries the lone surrogate to the server, which refuses it.
+      for (const [path, body] of [
+        ['/v1/call/get', [bad]],
+        ['/v1/kv/_getMany', [bad]],
+      ] as const) {
+        const r = await fetch(url(path), json(body));
+        expect(r.status).toBe(400);
+        expect(await r.json()).toMatchObject({ code: 'BAD_ARGUMENTS', wire: 301 });
+      }
+    }
+    await http.close();
+    expect(unpack((await kv.get('s:\ufffd'))!)).toBe('replacement');
+    expect((await kv.scan({ prefix: 's:' })).entries.map(([k]) => k)).toEqual(['s:\ufffd']);
+  });
+
+  it('HTTP: a query escape that is not UTF-8 is BAD_URL, never read as text or as U+FFFD', async () => {
+    await kv.set('q:%FF', pack('percent'));
+    await kv.set('q:\ufffd', pack('replacement'));
+    for (const q of ['%FF', '%ED%A0%80', '%E2%82', '%', '%zz']) {
+      const r = await fetch(url(`/v1/kv?prefix=q:${q}`));
+      expect(r.status).toBe(400);
+      expect(await r.json()).toMatchObject({ code: 'BAD_URL', wire: 108 });
+    }
+    const literal = await (await fetch(url('/v1/kv?prefix=q:%25FF'))).json();
+    expect(literal).toEqual({ entries: [['q:%FF', 'percent']], cursor: null });
+    const replacement = await (await fetch(url('/v1/kv?prefix=q:%EF%BF%BD'))).json();
+    expect(replacement).toEqual({ entries: [['q:\ufffd', 'replacement']], cursor: null });
+    const twice = await fetch(url('/v1/kv?prefix=q:&prefix=x'));
+    expect(await twice.json()).toMatchObject({ code: 'BAD_ARGUMENTS' });
   });
 });

@@ -68,6 +68,29 @@ describe('KvActor', () => {
     await expect(ref.set('s', pack(1), { sync: true })).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
     expect(await ref.has('s')).toBe(false);
   });
+
+  it('refuses keys and scan bounds with a lone surrogate: no two keys name one record', async () => {
+    const ref = kv();
+    await ref.set('\ufffd', pack('replacement character'));
+    for (const bad of ['\ud800', 'x\udfff', '\ud83dx']) {
+      await expect(ref.set(bad, pack(1))).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(ref.get(bad)).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(ref.getMany(['a', bad])).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(
+        ref.setMany([
+          ['a', pack(1)],
+          [bad, pack(1)],
+        ]),
+      ).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(ref.has(bad)).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(ref.delete(bad)).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      for (const bound of ['prefix', 'gte', 'lt', 'cursor']) {
+        await expect(ref.scan({ [bound]: bad })).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      }
+    }
+    expect(await ref.size()).toBe(1);
+    expect(unpack((await ref.get('\ufffd'))!)).toBe('replacement character');
+  });
 });
 
 describe('KvActor.scan', () => {

@@ -58,12 +58,20 @@ const OFFHEAP_TO_WIRE: Record<string, 'KEY_TOO_LARGE' | 'VALUE_TOO_LARGE' | 'BAD
   HEAPLESS_ERR_OFFHEAP_INVALID_ARGUMENT: 'BAD_ARGUMENTS',
 };
 
+/** A string with a lone surrogate: it has no UTF-8 form of its own, so it could only alias another key. */
+function illFormed(what: string, s: string): HeaplessError {
+  return new HeaplessError(
+    'BAD_ARGUMENTS',
+    `${what} is not well-formed UTF-16 (a lone surrogate): ${JSON.stringify(s)}`,
+  );
+}
+
 /**
  * The key-value actor: string keys, values stored as the bytes the client sent (msgpack the client encoded once, or
  * a struct layout) and returned as they are, so the server never decodes or re-encodes a value. It owns its map and
  * closes it in `onStop()`.
  *
- * Errors: `BAD_ARGUMENTS` (a key that is not a string, a value that is not bytes), `KEY_TOO_LARGE`,
+ * Errors: `BAD_ARGUMENTS` (a key that is not a string or not well-formed UTF-16, a value that is not bytes), `KEY_TOO_LARGE`,
  * `VALUE_TOO_LARGE`; the map's own failures pass through.
  */
 export class KvActor extends Actor {
@@ -162,6 +170,7 @@ export class KvActor extends Actor {
     ] as const) {
       if (v !== undefined && typeof v !== 'string')
         throw new HeaplessError('BAD_ARGUMENTS', `scan: ${name} is a string`);
+      if (v !== undefined && !v.isWellFormed()) throw illFormed(`scan: ${name}`, v);
     }
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCAN_LIMIT) {
       throw new HeaplessError('BAD_ARGUMENTS', `scan: limit is an integer from 1 to ${MAX_SCAN_LIMIT}`);
@@ -240,6 +249,7 @@ export class KvActor extends Actor {
 
   #checkKey(key: unknown): asserts key is string {
     if (typeof key !== 'string') throw new HeaplessError('BAD_ARGUMENTS', `a key is a string, got ${typeof key}`);
+    if (!key.isWellFormed()) throw illFormed('a key', key);
     // UTF-8 takes at most 3 bytes per UTF-16 unit: only long keys need counting.
     if (key.length * 3 > this.#maxKeyBytes && Buffer.byteLength(key) > this.#maxKeyBytes) {
       throw new HeaplessError(

@@ -24,6 +24,11 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: { wire: 106, status: 415, message: 'unsupported media type' },
   /** A WebSocket text frame; the protocol is binary only (the server closes with 1003). */
   TEXT_FRAME: { wire: 107, status: 400, message: 'text frames are not supported' },
+  /**
+   * An HTTP URL whose path or query is not valid percent-encoded UTF-8 (`%FF`, `%ED%A0%80`, a stray `%`): refused
+   * rather than decoded with replacement characters or kept as text, either of which would make it name another key.
+   */
+  BAD_URL: { wire: 108, status: 400, message: 'malformed URL' },
   /** Missing or wrong token (HTTP 401, WebSocket close 4401). */
   UNAUTHORIZED: { wire: 200, status: 401, message: 'missing or wrong token' },
   /** The actor's method threw an error that carries no heapless code; the message is the error's message. */

@@ -10,3 +10,4 @@ export * from './limits.js';
 export { MSGPACK_OPTIONS } from './msgpack-options.js';
 export type { ExposedNames, InstanceOf, MethodNames, Promisified, Remote, ReservedName } from './remote-types.js';
 export { tokenFromProtocols, tokenProtocol } from './token.js';
+export { isWellFormed } from './well-formed.js';

@@ -4,6 +4,7 @@ import { codeFromWire } from './error-codes.js';
 import { FrameDecoder, isServerHello } from './frame-decoder.js';
 import { FrameEncoder } from './frame-encoder.js';
 import { HeaplessError } from './heapless-error.js';
+import { illFormedArguments } from './ill-formed.js';
 import { DEFAULT_MAX_CALLS_PER_FRAME, DEFAULT_MAX_FRAME_BYTES, HELLO_ID, MAX_CALL_ID } from './limits.js';
 import type { OpenSocket, SocketLike } from './socket-like.js';
 
@@ -291,7 +292,8 @@ export class RpcClient {
 
   /**
    * Sends `calls` as one frame, or as several if the frame would be too big or a value cannot be encoded; a single call
-   * that is too big (`CALL_TOO_LARGE`) or cannot be encoded (`BAD_ARGUMENTS`) fails alone, unsent.
+   * that is too big (`CALL_TOO_LARGE`) or cannot be encoded (`BAD_ARGUMENTS`: msgpackr refused a value, or a string
+   * has a lone surrogate, which msgpack's UTF-8 strings cannot carry) fails alone, unsent.
    */
   #send(calls: [number, string, unknown[]][]): void {
     const socket = this.#socket;
@@ -300,7 +302,8 @@ export class RpcClient {
     let failure: HeaplessError | null = null;
     try {
       bytes = this.#encoder.encode(calls);
-      if (bytes.length > this.#maxFrameBytes) {
+      failure = illFormedArguments(calls[0][1], bytes, calls) ?? null;
+      if (failure === null && bytes.length > this.#maxFrameBytes) {
         failure = new HeaplessError(
           'CALL_TOO_LARGE',
           `call ${calls[0][1]} is ${bytes.length} bytes, the frame limit is ${this.#maxFrameBytes}`,

@@ -58,6 +58,14 @@ describe('HTTP routes of the KV actor', () => {
     expect(unpack((await kv.get('p:1'))!)).toEqual({ name: 'cy', tags: ['a'] });
   });
 
+  it('answers a get with the value it read, not one a later call of the same frame wrote over it', async () => {
+    await kv.set('f:1', pack('before'));
+    // One frame: the get is answered from the arena, then the set overwrites the record in place (same size).
+    const [got] = await Promise.all([kv.get('f:1'), kv.set('f:1', pack('after!'))]);
+    expect(unpack(got!)).toBe('before');
+    expect(unpack((await kv.get('f:1'))!)).toBe('after!');
+  });
+
   it('stores a msgpack or octet-stream body as it is', async () => {
     const bytes = pack({ raw: true });
     await fetch(url('/v1/kv/p:2'), { method: 'PUT', headers: { 'content-type': 'application/msgpack' }, body: bytes });

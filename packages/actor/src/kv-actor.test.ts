@@ -114,6 +114,48 @@ describe('KvActor.scan', () => {
     expect(range.cursor).toBeUndefined();
     await expect(ref.scan({ limit: 0 })).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
   });
+
+  it('orders keys by their UTF-8 bytes (code points), on memory-only and persisted maps alike', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-kv-'));
+    try {
+      const persisted = spawn(new KvActor(await OffHeapMap.open<string, unknown>({ dir, threads: 1 })));
+      for (const ref of [kv(), persisted]) {
+        // UTF-16 order would put '😀' (0xd83d...) before '\uffff'; code point order puts it after.
+        await ref.setMany(['o:😀', 'o:\uffff', 'o:z', 'o:é'].map((k): [string, Uint8Array] => [k, pack(k)]));
+        expect((await ref.scan({ prefix: 'o:' })).entries.map(([k]) => k)).toEqual(['o:z', 'o:é', 'o:\uffff', 'o:😀']);
+        expect((await ref.scan({ prefix: 'o:', cursor: 'o:\uffff' })).entries.map(([k]) => k)).toEqual(['o:😀']);
+      }
+      await persisted.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('ends a page early once it holds maxPageBytes, so that a page of large values still fits a frame', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-kv-'));
+    try {
+      const ref = spawn(
+        new KvActor(await OffHeapMap.open<string, unknown>({ dir, threads: 1 }), { maxPageBytes: 10_000 }),
+      );
+      const big = new Uint8Array(3000).fill(7);
+      await ref.setMany(Array.from({ length: 20 }, (_, i): [string, Uint8Array] => [`b:${i.toString(36)}`, big]));
+      const sizes: number[] = [];
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await ref.scan({ prefix: 'b:', limit: 100, cursor });
+        sizes.push(page.entries.length);
+        seen.push(...page.entries.map(([k]) => k));
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+      expect(sizes).toEqual([4, 4, 4, 4, 4]); // 4 × 3003 bytes reach 10,000: the page ends there
+      expect(seen).toHaveLength(20);
+      expect(new Set(seen).size).toBe(20);
+      await ref.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('KvActor over a persisted map', () => {

@@ -20,6 +20,11 @@ export interface KvActorOptions {
   maxKeyBytes?: number;
   /** Default 1 MiB. */
   maxValueBytes?: number;
+  /**
+   * A scan page ends early once its keys and values take this many bytes (it always holds one entry), so that its
+   * reply fits one frame; default 4 MiB (a quarter of the default 16 MiB frame).
+   */
+  maxPageBytes?: number;
 }
 
 /** Per-write options. */
@@ -38,7 +43,10 @@ export interface ScanOptions {
   cursor?: string;
 }
 
-/** One page of `scan`: entries in key order (UTF-16 code unit order), and the cursor of the next page if any. */
+/**
+ * One page of `scan`: entries in key order (the byte order of the keys' UTF-8, which is Unicode code point order),
+ * and the cursor of the next page if any.
+ */
 export interface ScanPage {
   entries: [string, Uint8Array][];
   cursor: string | undefined;
@@ -46,6 +54,7 @@ export interface ScanPage {
 
 const DEFAULT_SCAN_LIMIT = 100;
 const MAX_SCAN_LIMIT = 10_000;
+const DEFAULT_MAX_PAGE_BYTES = 4 * 1024 * 1024;
 
 /** What `stats()` answers: the map's memory accounting (off-heap bytes) and this process's JS heap. */
 export interface KvStats extends OffHeapMapStats {
@@ -91,6 +100,7 @@ export class KvActor extends Actor {
   readonly #persistent: boolean;
   readonly #maxKeyBytes: number;
   readonly #maxValueBytes: number;
+  readonly #maxPageBytes: number;
 
   constructor(map: OffHeapMap<string, unknown>, opts: KvActorOptions = {}) {
     super();
@@ -98,6 +108,7 @@ export class KvActor extends Actor {
     this.#persistent = opts.persistent ?? true;
     this.#maxKeyBytes = opts.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
     this.#maxValueBytes = opts.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
+    this.#maxPageBytes = opts.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
   }
 
   /** The stored bytes of `key`'s value, or undefined. */
@@ -154,13 +165,15 @@ export class KvActor extends Actor {
   }
 
   /**
-   * One page of the keys selected by `opts`, with their values' bytes. The map is a hash table, so a page costs one
-   * pass over every key (the smallest `limit` matches are kept as it goes); the cursor is the page's last key, so
-   * paging stays correct while keys are added and removed.
+   * One page of the keys selected by `opts`, with their values' bytes, in key order (UTF-8 byte order), at most
+   * `limit` entries and about `maxPageBytes`. The cursor is the page's last key, so paging stays correct while keys
+   * are added and removed. A persisted map's page comes from the engine's sorted iterator: a seek and the page,
+   * O(log N + page), whatever the size of the map. A memory-only map has no ordered index, so its page costs one
+   * pass over the hash index (O(N), no string made for keys outside the page); see `OffHeapMap.range`.
    */
   scan(opts: ScanOptions = {}): ScanPage {
     if (typeof opts !== 'object' || opts === null) throw new HeaplessError('BAD_ARGUMENTS', 'scan(options: object)');
-    const { prefix = '', gte, lt, cursor } = opts;
+    const { prefix, gte, lt, cursor } = opts;
     const limit = opts.limit ?? DEFAULT_SCAN_LIMIT;
     for (const [name, v] of [
       ['prefix', prefix],
@@ -175,31 +188,9 @@ export class KvActor extends Actor {
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCAN_LIMIT) {
       throw new HeaplessError('BAD_ARGUMENTS', `scan: limit is an integer from 1 to ${MAX_SCAN_LIMIT}`);
     }
-    let kept: string[] = [];
-    let more = false;
-    for (const key of this.#map.keys()) {
-      if (!key.startsWith(prefix)) continue;
-      if (
-        (gte !== undefined && key < gte) ||
-        (lt !== undefined && key >= lt) ||
-        (cursor !== undefined && key <= cursor)
-      ) {
-        continue;
-      }
-      kept.push(key);
-      if (kept.length >= 2 * limit) {
-        kept.sort();
-        kept = kept.slice(0, limit);
-        more = true;
-      }
-    }
-    kept.sort();
-    if (kept.length > limit) {
-      kept = kept.slice(0, limit);
-      more = true;
-    }
-    const entries: [string, Uint8Array][] = kept.map((k) => [k, this.#map.getBytes(k)!]);
-    return { entries, cursor: more ? kept[kept.length - 1] : undefined };
+    const page = this.#map.range({ prefix, gte, gt: cursor, lt, limit, maxBytes: this.#maxPageBytes });
+    const last = page.entries[page.entries.length - 1];
+    return { entries: page.entries, cursor: page.more && last !== undefined ? last[0] : undefined };
   }
 
   size(): number {

@@ -128,6 +128,40 @@ describe('HTTP routes of the KV actor', () => {
   });
 });
 
+describe('router and body errors', () => {
+  it('answer with the documented { code, wire, message } body and status', async () => {
+    const cases: [string, RequestInit, number, string][] = [
+      ['/nope', {}, 404, 'UNKNOWN_ROUTE'],
+      ['/v1/call/get', { method: 'DELETE' }, 404, 'UNKNOWN_ROUTE'],
+      ['/v1/kv/%FF', {}, 400, 'BAD_URL'],
+      [
+        '/v1/kv/%ED%A0%80',
+        { method: 'PUT', body: '1', headers: { 'content-type': 'application/json' } },
+        400,
+        'BAD_URL',
+      ],
+      [`/v1/kv/${'k'.repeat(9000)}`, {}, 414, 'URL_TOO_LONG'],
+    ];
+    const msgpackBody = (bytes: number[]): RequestInit => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/msgpack' },
+      body: Uint8Array.from(bytes),
+    });
+    // 0xc1 is the one byte msgpack never uses; msgpackr decodes it to a marker object rather than failing.
+    for (const body of [[0xc1], [0x91, 0xc1], [0x92, 0xa1, 0x61, 0x81, 0xa1, 0x62, 0xc1], [0x92, 0x01], [0x90, 0x01]]) {
+      cases.push(['/v1/call/get', msgpackBody(body), 400, 'BAD_FRAME']);
+      cases.push(['/v1/kv/_getMany', msgpackBody(body), 400, 'BAD_FRAME']);
+    }
+    for (const [path, init, status, code] of cases) {
+      const r = await fetch(url(path), init);
+      expect(r.status, `${init.method ?? 'GET'} ${path.slice(0, 40)}`).toBe(status);
+      const body = await r.json();
+      expect(body, path.slice(0, 40)).toEqual({ code, wire: expect.any(Number), message: expect.any(String) });
+    }
+    expect(await kv.get('a')).toBeUndefined(); // the server is still serving
+  });
+});
+
 describe('keys with a lone surrogate, on every path', () => {
   const json = (body: unknown) => ({
     method: 'POST',

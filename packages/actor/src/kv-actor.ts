@@ -2,6 +2,7 @@ import { HeaplessError } from '@heapless/client/protocol';
 import type { OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
 import { Actor } from './actor.js';
 import { detach } from './detach.js';
+import { storageWireCode } from './wire-error.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
@@ -61,12 +62,6 @@ export interface KvStats extends OffHeapMapStats {
   heapUsedBytes: number;
 }
 
-const OFFHEAP_TO_WIRE: Record<string, 'KEY_TOO_LARGE' | 'VALUE_TOO_LARGE' | 'BAD_ARGUMENTS'> = {
-  HEAPLESS_ERR_OFFHEAP_KEY_TOO_LARGE: 'KEY_TOO_LARGE',
-  HEAPLESS_ERR_OFFHEAP_VALUE_TOO_LARGE: 'VALUE_TOO_LARGE',
-  HEAPLESS_ERR_OFFHEAP_INVALID_ARGUMENT: 'BAD_ARGUMENTS',
-};
-
 /** A string with a lone surrogate: it has no UTF-8 form of its own, so it could only alias another key. */
 function illFormed(what: string, s: string): HeaplessError {
   return new HeaplessError(
@@ -80,8 +75,9 @@ function illFormed(what: string, s: string): HeaplessError {
  * a struct layout) and returned as they are, so the server never decodes or re-encodes a value. It owns its map and
  * closes it in `onStop()`.
  *
- * Errors: `BAD_ARGUMENTS` (a key that is not a string or not well-formed UTF-16, a value that is not bytes), `KEY_TOO_LARGE`,
- * `VALUE_TOO_LARGE`; the map's own failures pass through.
+ * Errors: `BAD_ARGUMENTS` (a key that is not a string or not well-formed UTF-16, a value that is not bytes),
+ * `KEY_TOO_LARGE`, `VALUE_TOO_LARGE`; failures of the map and its engine reach a remote caller with their storage
+ * codes (`STORAGE_CORRUPTION`, `STORAGE_IO`, `STORAGE_CLOSED`, `STORAGE_PERSIST_FAILED`...; see wire-error.ts).
  */
 export class KvActor extends Actor {
   static override readonly exposed = [
@@ -228,11 +224,12 @@ export class KvActor extends Actor {
     return detach(sync ? this.#map.flush() : this.#map.durable());
   }
 
+  /** Runs a write of the map; its storage errors become the `HeaplessError`s a caller in this process sees too. */
   #write(f: () => void): void {
     try {
       f();
     } catch (e) {
-      const code = OFFHEAP_TO_WIRE[(e as { code?: string }).code ?? ''];
+      const code = storageWireCode(e);
       if (code !== undefined) throw new HeaplessError(code, (e as Error).message, { cause: e });
       throw e;
     }

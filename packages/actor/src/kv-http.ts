@@ -1,7 +1,7 @@
 import { HeaplessError } from '@heapless/client/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ActorHandle } from './actor-handle.js';
-import { type HttpReplier, MSGPACK, wantsMsgpack } from './http-reply.js';
+import { type HttpReplier, MSGPACK, unpackBody, wantsMsgpack } from './http-reply.js';
 import type { ScanPage } from './kv-actor.js';
 
 const OCTETS = 'application/octet-stream';
@@ -76,13 +76,7 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
   const bodyValue = (req: FastifyRequest): unknown => {
     const b = req.body;
     if (isJsonBody(b)) return b.json;
-    if (Buffer.isBuffer(b) && (req.headers['content-type'] ?? '').startsWith(MSGPACK)) {
-      try {
-        return packr.unpack(b);
-      } catch (cause) {
-        throw new HeaplessError('BAD_FRAME', 'body is not msgpack', { cause });
-      }
-    }
+    if (Buffer.isBuffer(b) && (req.headers['content-type'] ?? '').startsWith(MSGPACK)) return unpackBody(packr, b);
     throw new HeaplessError('BAD_REQUEST', 'a JSON or msgpack body is needed');
   };
   /** A stored value as JSON can carry it: decoded from msgpack. */

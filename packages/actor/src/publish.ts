@@ -21,7 +21,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { type ActorHandle, handleOf } from './actor-handle.js';
 import { bearerToken, digest, isLoopback, tokenMatches, upgradeToken } from './auth.js';
 import { ActorError } from './errors.js';
-import { HttpReplier, MSGPACK } from './http-reply.js';
+import { HttpReplier, MSGPACK, offersProtocol, routerErrorCode, unpackBody, upgradeRefusal } from './http-reply.js';
 import type { Metrics } from './metrics.js';
 import { wireCodeOf, wireMessageOf } from './wire-error.js';
 import { WsSession } from './ws-session.js';
@@ -124,6 +124,8 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     routerOptions: { maxParamLength: 8192 },
     // One log line per call would cost more than the call; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
+    // Errors of the router (a bad percent-escape, a segment past maxParamLength) in the body every error has.
+    frameworkErrors: (err, req, reply) => replier.error(req, reply, routerErrorCode(err), err.message),
   });
   const log = app.log;
 
@@ -135,11 +137,12 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   app.removeContentTypeParser('text/plain'); // a body is an args array: JSON or msgpack only
   app.addContentTypeParser(MSGPACK, { parseAs: 'buffer' }, (_req, body, done) => {
     try {
-      done(null, packr.unpack(body as Buffer));
-    } catch (cause) {
-      done(new HeaplessError('BAD_FRAME', 'body is not msgpack', { cause }), undefined);
+      done(null, unpackBody(packr, body as Buffer));
+    } catch (e) {
+      done(e as Error, undefined);
     }
   });
+  app.setNotFoundHandler((req, reply) => sendError(req, reply, 'UNKNOWN_ROUTE', `no route ${req.method} ${req.url}`));
   app.setErrorHandler((err, req, reply) => {
     const code = codeOfFastifyError(err as { code?: unknown; statusCode?: unknown }) ?? wireCodeOf(err);
     if (code === 'INTERNAL') log.error({ err }, 'request failed');
@@ -185,12 +188,24 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
+    const offered = req.headers['sec-websocket-protocol'];
+    if (offered !== undefined && !offersProtocol(offered, PROTOCOL)) {
+      // Other subprotocols only: no handshake can succeed (a client fails one that selects none of its own).
+      socket.end(upgradeRefusal('400 Bad Request', 'UNSUPPORTED_PROTOCOL', `the ${PROTOCOL} subprotocol is required`));
+      return;
+    }
     const authorized =
       expected === null ||
       tokenMatches(expected, upgradeToken(req.headers.authorization, req.headers['sec-websocket-protocol'], url));
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);
       ws.once('close', () => sockets.delete(ws));
+      if (ws.protocol !== PROTOCOL) {
+        // No subprotocol offered: completed, then closed, so that a browser sees why (it sees no HTTP status).
+        ws.on('error', () => {});
+        ws.close(CLOSE_CODES.PROTOCOL_ERROR, 'UNSUPPORTED_PROTOCOL');
+        return;
+      }
       if (!authorized) {
         // Completed, then closed with 4401: a browser sees no HTTP status, but it does see the close code.
         log.info({ remote: req.socket.remoteAddress }, 'websocket refused: missing or wrong token');

@@ -215,10 +215,17 @@ export class RpcClient {
       return;
     }
     const detail = `${this.#url} closed (${code}${reason ? ` ${reason}` : ''})`;
-    if (code === CLOSE_CODES.UNAUTHORIZED) {
+    // A refusal that another attempt would meet again: fail for good, do not reconnect.
+    const refusal =
+      code === CLOSE_CODES.UNAUTHORIZED
+        ? 'UNAUTHORIZED'
+        : code === CLOSE_CODES.PROTOCOL_ERROR && reason === 'UNSUPPORTED_PROTOCOL'
+          ? 'UNSUPPORTED_PROTOCOL'
+          : undefined;
+    if (refusal !== undefined) {
       this.#state = 'closed';
       this.#clearTimers();
-      const err = new HeaplessError('UNAUTHORIZED', detail, { closeCode: code });
+      const err = new HeaplessError(refusal, detail, { closeCode: code });
       this.#firstOpen?.reject(err);
       this.#firstOpen = null;
       this.#failAll(err, false);

@@ -30,6 +30,7 @@ describe('OffHeapMap (memory-only)', () => {
     expect([...m.keys()].sort()).toEqual(['a', 'é😀']);
     await m.close();
     expect(() => m.set('c', 1)).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.CLOSED }));
+    expect(() => m.delete('a')).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.CLOSED }));
   });
 
   it('returns binary fields as copies that a later get does not overwrite', () => {

@@ -1,5 +1,6 @@
+import { inspect } from 'node:util';
 import { KvActor, kvRoutes, publish, spawn } from '@heapless/actor';
-import { collection, connect, httpClient } from '@heapless/client';
+import { pack as clientPack, unpack as clientUnpack, collection, connect, httpClient } from '@heapless/client';
 import { OffHeapMap } from '@heapless/offheap';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -125,6 +126,39 @@ describe('HTTP routes of the KV actor', () => {
     expect(await longKey.json()).toMatchObject({ code: 'KEY_TOO_LARGE' });
     const badLimit = await fetch(url('/v1/kv?limit=0'));
     expect(await badLimit.json()).toMatchObject({ code: 'BAD_ARGUMENTS' });
+  });
+});
+
+describe('the client ref of a KV server', () => {
+  it('offers exactly the methods of the server’s hello, and describes itself without a call', async () => {
+    const seen: unknown[] = [];
+    const onUnhandled = (e: unknown) => seen.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const k = kv as unknown as Record<string, unknown>;
+      for (const m of KvActor.exposed) expect(typeof k[m], m).toBe('function');
+      for (const probe of ['onStop', 'stop', 'nope', 'then', '$$typeof', 'nodeType', 'asymmetricMatch']) {
+        expect(k[probe], probe).toBeUndefined();
+      }
+      const json = JSON.parse(JSON.stringify({ kv }));
+      expect(json).toEqual({ kv: { heaplessRef: server.url, methods: [...KvActor.exposed] } });
+      expect(inspect(kv)).toContain(`HeaplessRef <${server.url}>`);
+      expect(`${kv}`).toBe(`[HeaplessRef ${server.url}]`);
+      expect(await Promise.resolve(kv)).toBe(kv);
+      // One actor answers in arrival order: a stray call made above would be answered before this one.
+      await kv.size();
+      await new Promise((r) => setImmediate(r));
+      expect(seen).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('exports pack and unpack: values encoded once on the client, read back as JSON by the server', async () => {
+    await kv.set('p:1', clientPack({ name: 'ada', tags: ['x'] }));
+    expect(await (await fetch(url('/v1/kv/p:1'))).json()).toEqual({ name: 'ada', tags: ['x'] });
+    expect(clientUnpack((await kv.get('p:1'))!)).toEqual({ name: 'ada', tags: ['x'] });
+    expect(() => clientPack({ bad: '\ud800' })).toThrow(expect.objectContaining({ code: 'BAD_ARGUMENTS' }));
   });
 });
 

@@ -109,6 +109,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     maxFrameBytes: positiveInt('maxFrameBytes', opts.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES),
     maxCallsPerFrame: positiveInt('maxCallsPerFrame', opts.maxCallsPerFrame, DEFAULT_MAX_CALLS_PER_FRAME),
     maxInFlight: positiveInt('maxInFlight', opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT),
+    methods: [...handle.exposed], // a client's ref offers exactly these
   };
   const maxBodyBytes = positiveInt('maxBodyBytes', opts.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
   const expected = opts.token ? digest(opts.token) : null;

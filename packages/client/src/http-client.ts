@@ -69,6 +69,8 @@ export function httpClient<T>(baseUrl: string, opts: HttpClientOptions = {}): Re
     close: async () => {
       closed = true;
     },
+    url: base,
+    methods: null, // no hello over HTTP: any name that can be an actor method is a call
   });
 }
 

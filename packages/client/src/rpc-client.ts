@@ -75,6 +75,7 @@ export class RpcClient {
   #tickNow = 0;
   #maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
   #maxCallsPerFrame = DEFAULT_MAX_CALLS_PER_FRAME;
+  #methods: ReadonlySet<string> | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined = NO_TIMER;
   #helloTimer: ReturnType<typeof setTimeout> | undefined = NO_TIMER;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined = NO_TIMER;
@@ -117,6 +118,16 @@ export class RpcClient {
     }
     if (this.#timer === NO_TIMER && this.#timeoutMs > 0) this.#armTimer();
     return promise;
+  }
+
+  /** The server's URL. */
+  get url(): string {
+    return this.#url;
+  }
+
+  /** The methods the server's last hello listed, or null before a hello or when it listed none. */
+  get methods(): ReadonlySet<string> | null {
+    return this.#methods;
   }
 
   /** Calls made and not yet answered (sent or waiting to be sent). */
@@ -197,6 +208,7 @@ export class RpcClient {
     this.#helloTimer = NO_TIMER;
     this.#maxFrameBytes = hello.maxFrameBytes;
     this.#maxCallsPerFrame = hello.maxCallsPerFrame;
+    this.#methods = hello.methods === undefined ? null : new Set(hello.methods);
     this.#state = 'open';
     this.#attempt = 0;
     this.#firstOpen?.resolve();

@@ -6,9 +6,10 @@
  * - `scan page, prefix of 1,000 keys`: `scan({ prefix: 'key:<9 digits>', limit: 100 })`, the first page of a prefix
  *   that 1,000 keys share (the case the issue measured at ~270 ms when a page walked the hash index).
  * - `get depth 1, no scan` then `get depth 1, during a full scan`: the same closed loop of single gets, alone and
- *   while a second connection pages through every key again and again (pages of 100, each awaited); the ratio row
- *   `p99 ÷ no-scan p99` is the issue's goal (≤ 2).
+ *   while another client, in a process of its own (scan-loop.ts), pages through every key again and again (pages
+ *   of 100, each awaited); the ratio row `p99 ÷ no-scan p99` is the issue's goal (≤ 2).
  */
+import { fork } from 'node:child_process';
 import type { KvActor } from '@heapless/actor';
 import { connect } from '@heapless/client';
 import type { RunContext } from '../harness/benchmark.js';
@@ -17,6 +18,7 @@ import { Xorshift32 } from '../harness/xorshift32.js';
 import { keyOf } from './cases.js';
 import { KeyPool } from './key-pool.js';
 import { measureBatches, reportCase } from './pipelined-loop.js';
+import type { ScanLoopMessage } from './scan-loop.js';
 
 /** Entries per page, the KV actor's default. */
 const PAGE = 100;
@@ -24,13 +26,14 @@ const PAGE = 100;
 const PAGES = 2_000;
 const WARMUP_PAGES = 200;
 const SEED = 0x5ca1_0011;
+/** The other client's script, compiled beside this file. */
+const SCAN_LOOP = new URL('./scan-loop.js', import.meta.url).pathname;
 
 type Kv = Awaited<ReturnType<typeof connect<typeof KvActor>>>;
 
 /** Runs the scan cases against the server at `url` holding `records` keys `key:<12 digits>`. */
 export async function runScanCases(ctx: RunContext, url: string, records: number): Promise<void> {
   const kv = await connect<typeof KvActor>(url, { reconnect: false });
-  const scanner = await connect<typeof KvActor>(url, { reconnect: false });
   try {
     const random = new Xorshift32(SEED);
     await measurePages(ctx, 'scan page, after a random key', () =>
@@ -40,9 +43,9 @@ export async function runScanCases(ctx: RunContext, url: string, records: number
     await measurePages(ctx, 'scan page, prefix of 1,000 keys', () =>
       kv.scan({ prefix: keyOf(random.below(prefixes) * 1000).slice(0, -3), limit: PAGE }),
     );
-    await measureGetsBesideScan(ctx, kv, scanner, records);
+    await measureGetsBesideScan(ctx, kv, url, records);
   } finally {
-    await Promise.all([kv.close(), scanner.close()]);
+    await kv.close();
   }
 }
 
@@ -76,8 +79,8 @@ async function measurePages(
   }
 }
 
-/** Single gets alone, then while `scanner` pages through the keyspace in a loop. */
-async function measureGetsBesideScan(ctx: RunContext, kv: Kv, scanner: Kv, records: number): Promise<void> {
+/** Single gets alone, then while another client process pages through the keyspace in a loop (scan-loop.ts). */
+async function measureGetsBesideScan(ctx: RunContext, kv: Kv, url: string, records: number): Promise<void> {
   const keys = new KeyPool(records);
   const get = async (): Promise<void> => {
     if ((await kv.get(keys.next())) === undefined) throw new Error('heapless: a preloaded key was not found');
@@ -89,26 +92,39 @@ async function measureGetsBesideScan(ctx: RunContext, kv: Kv, scanner: Kv, recor
 
   const label = 'get depth 1, during a full scan';
   ctx.progress(label, 1).finish();
-  let scanning = true;
-  let scanned = 0;
-  const started = performance.now();
-  const loop = (async () => {
-    let cursor: string | undefined;
-    while (scanning) {
-      const page = await scanner.scan({ cursor, limit: PAGE });
-      scanned += page.entries.length;
-      cursor = page.cursor; // undefined at the end: the next page starts over
+  const scanner = fork(SCAN_LOOP, [url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const exited = new Promise<number | null>((resolve) => scanner.once('exit', resolve));
+  const messages: ScanLoopMessage[] = [];
+  let notify = (): void => {};
+  scanner.on('message', (m: ScanLoopMessage) => {
+    messages.push(m);
+    notify();
+  });
+  /** The loop's next message, or an error if it exits first. */
+  const next = async (): Promise<ScanLoopMessage> => {
+    while (messages.length === 0) {
+      const code = await Promise.race([exited, new Promise<'message'>((r) => (notify = () => r('message')))]);
+      if (code !== 'message') throw new Error(`heapless: the scanning client exited (${code}) before it reported`);
     }
-  })();
-  let during: Awaited<ReturnType<typeof measureBatches>>;
+    return messages.shift()!;
+  };
   try {
-    during = await measureBatches(get, 1);
+    if ((await next()).t !== 'ready') throw new Error('heapless: the scanning client did not start');
+    const during = await measureBatches(get, 1);
+    scanner.send('stop');
+    const done = await next();
+    if (done.t !== 'done' || done.keys === 0) throw new Error('heapless: the scanning client read no key');
+    reportCase(ctx, label, during);
+    ctx.record({ case: label, metric: 'p99 ÷ no-scan p99', value: during.p99 / alone.p99, unit: '×', better: 'lower' });
+    ctx.record({
+      case: label,
+      metric: 'keys scanned/s',
+      value: done.keys / done.seconds,
+      unit: 'keys/s',
+      better: 'higher',
+    });
   } finally {
-    scanning = false;
-    await loop;
+    if (scanner.exitCode === null) scanner.kill('SIGKILL');
+    await exited;
   }
-  const seconds = (performance.now() - started) / 1000;
-  reportCase(ctx, label, during);
-  ctx.record({ case: label, metric: 'p99 ÷ no-scan p99', value: during.p99 / alone.p99, unit: '×', better: 'lower' });
-  ctx.record({ case: label, metric: 'keys scanned/s', value: scanned / seconds, unit: 'keys/s', better: 'higher' });
 }

@@ -1,5 +1,6 @@
+import { inspect } from 'node:util';
 import { KvActor, kvRoutes, publish, spawn } from '@heapless/actor';
-import { collection, connect } from '@heapless/client';
+import { pack as clientPack, unpack as clientUnpack, collection, connect, httpClient } from '@heapless/client';
 import { OffHeapMap } from '@heapless/offheap';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,6 +57,14 @@ describe('HTTP routes of the KV actor', () => {
     const asMsgpack = await fetch(url('/v1/kv/p:1'), { headers: { accept: 'application/msgpack' } });
     expect(unpack(new Uint8Array(await asMsgpack.arrayBuffer()))).toEqual({ name: 'cy', tags: ['a'] });
     expect(unpack((await kv.get('p:1'))!)).toEqual({ name: 'cy', tags: ['a'] });
+  });
+
+  it('answers a get with the value it read, not one a later call of the same frame wrote over it', async () => {
+    await kv.set('f:1', pack('before'));
+    // One frame: the get is answered from the arena, then the set overwrites the record in place (same size).
+    const [got] = await Promise.all([kv.get('f:1'), kv.set('f:1', pack('after!'))]);
+    expect(unpack(got!)).toBe('before');
+    expect(unpack((await kv.get('f:1'))!)).toBe('after!');
   });
 
   it('stores a msgpack or octet-stream body as it is', async () => {
@@ -117,5 +126,122 @@ describe('HTTP routes of the KV actor', () => {
     expect(await longKey.json()).toMatchObject({ code: 'KEY_TOO_LARGE' });
     const badLimit = await fetch(url('/v1/kv?limit=0'));
     expect(await badLimit.json()).toMatchObject({ code: 'BAD_ARGUMENTS' });
+  });
+});
+
+describe('the client ref of a KV server', () => {
+  it('offers exactly the methods of the server’s hello, and describes itself without a call', async () => {
+    const seen: unknown[] = [];
+    const onUnhandled = (e: unknown) => seen.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const k = kv as unknown as Record<string, unknown>;
+      for (const m of KvActor.exposed) expect(typeof k[m], m).toBe('function');
+      for (const probe of ['onStop', 'stop', 'nope', 'then', '$$typeof', 'nodeType', 'asymmetricMatch']) {
+        expect(k[probe], probe).toBeUndefined();
+      }
+      const json = JSON.parse(JSON.stringify({ kv }));
+      expect(json).toEqual({ kv: { heaplessRef: server.url, methods: [...KvActor.exposed] } });
+      expect(inspect(kv)).toContain(`HeaplessRef <${server.url}>`);
+      expect(`${kv}`).toBe(`[HeaplessRef ${server.url}]`);
+      expect(await Promise.resolve(kv)).toBe(kv);
+      // One actor answers in arrival order: a stray call made above would be answered before this one.
+      await kv.size();
+      await new Promise((r) => setImmediate(r));
+      expect(seen).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('exports pack and unpack: values encoded once on the client, read back as JSON by the server', async () => {
+    await kv.set('p:1', clientPack({ name: 'ada', tags: ['x'] }));
+    expect(await (await fetch(url('/v1/kv/p:1'))).json()).toEqual({ name: 'ada', tags: ['x'] });
+    expect(clientUnpack((await kv.get('p:1'))!)).toEqual({ name: 'ada', tags: ['x'] });
+    expect(() => clientPack({ bad: '\ud800' })).toThrow(expect.objectContaining({ code: 'BAD_ARGUMENTS' }));
+  });
+});
+
+describe('router and body errors', () => {
+  it('answer with the documented { code, wire, message } body and status', async () => {
+    const cases: [string, RequestInit, number, string][] = [
+      ['/nope', {}, 404, 'UNKNOWN_ROUTE'],
+      ['/v1/call/get', { method: 'DELETE' }, 404, 'UNKNOWN_ROUTE'],
+      ['/v1/kv/%FF', {}, 400, 'BAD_URL'],
+      [
+        '/v1/kv/%ED%A0%80',
+        { method: 'PUT', body: '1', headers: { 'content-type': 'application/json' } },
+        400,
+        'BAD_URL',
+      ],
+      [`/v1/kv/${'k'.repeat(9000)}`, {}, 414, 'URL_TOO_LONG'],
+    ];
+    const msgpackBody = (bytes: number[]): RequestInit => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/msgpack' },
+      body: Uint8Array.from(bytes),
+    });
+    // 0xc1 is the one byte msgpack never uses; msgpackr decodes it to a marker object rather than failing.
+    for (const body of [[0xc1], [0x91, 0xc1], [0x92, 0xa1, 0x61, 0x81, 0xa1, 0x62, 0xc1], [0x92, 0x01], [0x90, 0x01]]) {
+      cases.push(['/v1/call/get', msgpackBody(body), 400, 'BAD_FRAME']);
+      cases.push(['/v1/kv/_getMany', msgpackBody(body), 400, 'BAD_FRAME']);
+    }
+    for (const [path, init, status, code] of cases) {
+      const r = await fetch(url(path), init);
+      expect(r.status, `${init.method ?? 'GET'} ${path.slice(0, 40)}`).toBe(status);
+      const body = await r.json();
+      expect(body, path.slice(0, 40)).toEqual({ code, wire: expect.any(Number), message: expect.any(String) });
+    }
+    expect(await kv.get('a')).toBeUndefined(); // the server is still serving
+  });
+});
+
+describe('keys with a lone surrogate, on every path', () => {
+  const json = (body: unknown) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body), // JSON escapes a lone surrogate (\ud800), and JSON.parse gives it back
+  });
+
+  it('never reach the map: no two keys name one record, over WebSocket, HTTP and collections', async () => {
+    await kv.set('s:\ufffd', pack('replacement'));
+    const http = httpClient<typeof KvActor>(server.httpUrl);
+    for (const bad of ['s:\ud800', 's:\udfff', 's:\ud83d']) {
+      // The client refuses what msgpack would have turned into U+FFFD; calls beside it in the same frame still go.
+      const [refused, other] = await Promise.allSettled([kv.set(bad, pack('alias')), kv.get('s:\ufffd')]);
+      expect(refused).toMatchObject({ status: 'rejected', reason: { code: 'BAD_ARGUMENTS' } });
+      expect(other.status).toBe('fulfilled');
+      await expect(kv.get(bad)).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(http.set(bad, pack('alias'))).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(collection(kv, 's:').set(bad.slice(2), 'alias')).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      // JSON carries the lone surrogate to the server, which refuses it.
+      for (const [path, body] of [
+        ['/v1/call/get', [bad]],
+        ['/v1/kv/_getMany', [bad]],
+      ] as const) {
+        const r = await fetch(url(path), json(body));
+        expect(r.status).toBe(400);
+        expect(await r.json()).toMatchObject({ code: 'BAD_ARGUMENTS', wire: 301 });
+      }
+    }
+    await http.close();
+    expect(unpack((await kv.get('s:\ufffd'))!)).toBe('replacement');
+    expect((await kv.scan({ prefix: 's:' })).entries.map(([k]) => k)).toEqual(['s:\ufffd']);
+  });
+
+  it('HTTP: a query escape that is not UTF-8 is BAD_URL, never read as text or as U+FFFD', async () => {
+    await kv.set('q:%FF', pack('percent'));
+    await kv.set('q:\ufffd', pack('replacement'));
+    for (const q of ['%FF', '%ED%A0%80', '%E2%82', '%', '%zz']) {
+      const r = await fetch(url(`/v1/kv?prefix=q:${q}`));
+      expect(r.status).toBe(400);
+      expect(await r.json()).toMatchObject({ code: 'BAD_URL', wire: 108 });
+    }
+    const literal = await (await fetch(url('/v1/kv?prefix=q:%25FF'))).json();
+    expect(literal).toEqual({ entries: [['q:%FF', 'percent']], cursor: null });
+    const replacement = await (await fetch(url('/v1/kv?prefix=q:%EF%BF%BD'))).json();
+    expect(replacement).toEqual({ entries: [['q:\ufffd', 'replacement']], cursor: null });
+    const twice = await fetch(url('/v1/kv?prefix=q:&prefix=x'));
+    expect(await twice.json()).toMatchObject({ code: 'BAD_ARGUMENTS' });
   });
 });

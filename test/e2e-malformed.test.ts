@@ -132,6 +132,30 @@ describe('malformed input over WebSocket', () => {
     expect((reply as unknown[][]).map((r) => r[1])).toEqual([102, 102, 102, 102]);
   });
 
+  it('refuses a connection without the heapless.v1 subprotocol with UNSUPPORTED_PROTOCOL, token or not', async () => {
+    // None offered: the handshake completes and the server closes at once with 1002.
+    expect(await exchange(pack([]), { protocols: [] })).toEqual({ close: [1002, 'UNSUPPORTED_PROTOCOL'] });
+    expect(await exchange(pack([]), { protocols: [], token: null })).toEqual({ close: [1002, 'UNSUPPORTED_PROTOCOL'] });
+    // Others only: 400 with the error body (a client fails any handshake that selects none of its subprotocols).
+    for (const protocols of [['heapless.v2'], ['chat', 'superchat'], ['heapless.token.eA']]) {
+      const refused = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const ws = new WebSocket(server.url, protocols, { headers: { authorization: `Bearer ${TOKEN}` } });
+        ws.on('open', () => reject(new Error('connected without heapless.v1')));
+        ws.on('error', () => {});
+        ws.on('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => {
+            body += c.toString();
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+      });
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.body)).toMatchObject({ code: 'UNSUPPORTED_PROTOCOL', wire: 111 });
+    }
+    await stillServing();
+  });
+
   it('closes a connection without the right token with 4401, whichever way it is sent', async () => {
     expect(await exchange(pack([]), { token: null })).toEqual({ close: [4401, 'UNAUTHORIZED'] });
     expect(await exchange(pack([]), { token: 'wrong' })).toEqual({ close: [4401, 'UNAUTHORIZED'] });

@@ -116,9 +116,14 @@ describe('WebSocket end to end', () => {
     const c = await connect<typeof Journal>(server.url);
     open.push(c);
     const raw = c as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
-    await expect(raw.nope()).rejects.toMatchObject({ code: 'UNKNOWN_METHOD', wire: 102 });
-    await expect(raw.reset()).rejects.toMatchObject({ code: 'UNKNOWN_METHOD' });
+    // The hello lists the exposed methods: the ref offers nothing else, so no call leaves for these names.
+    expect(raw.nope).toBeUndefined();
+    expect(raw.reset).toBeUndefined();
     await expect(raw.add('1', 2)).rejects.toMatchObject({ code: 'BAD_ARGUMENTS', wire: 301 });
+    // Over HTTP (no hello) any method-like name is a call, and the server answers UNKNOWN_METHOD.
+    const http = httpClient<typeof Journal>(server.httpUrl) as unknown as typeof raw;
+    await expect(http.nope()).rejects.toMatchObject({ code: 'UNKNOWN_METHOD', wire: 102 });
+    await expect(http.reset()).rejects.toMatchObject({ code: 'UNKNOWN_METHOD' });
     expect(await c.add(1, 2)).toBe(3);
   });
 
@@ -193,6 +198,30 @@ describe('WebSocket end to end', () => {
     const err = await c.size().catch((e: unknown) => e);
     expect((err as HeaplessError).code).toBe('CONNECTION_LOST');
     await expect(c.size()).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+  });
+
+  it('stops for good when a server it reconnects to refuses its protocol version (1002 UNSUPPORTED_PROTOCOL)', async () => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((r) => wss.once('listening', r));
+    let connections = 0;
+    wss.on('connection', (ws) => {
+      // First a v1 server that drops the connection at the first call, then one that refuses v1 clients.
+      if (++connections > 1) {
+        ws.close(1002, 'UNSUPPORTED_PROTOCOL');
+        return;
+      }
+      ws.send(pack([[0, { v: 1, maxFrameBytes: 1 << 20, maxCallsPerFrame: 100, maxInFlight: 100 }]]));
+      ws.once('message', () => ws.terminate());
+    });
+    open.push({ close: () => new Promise((r) => wss.close(() => r())) });
+    const { port } = wss.address() as { port: number };
+    const c = await connect<typeof Journal>(`ws://127.0.0.1:${port}`, { reconnect: { minDelayMs: 1, maxDelayMs: 5 } });
+    open.push(c);
+    expect((await c.size().catch((e: unknown) => e)) as HeaplessError).toMatchObject({ code: 'CONNECTION_LOST' });
+    const waiting = c.size(); // waits for the reconnect, which the new server refuses
+    await expect(waiting).rejects.toMatchObject({ code: 'UNSUPPORTED_PROTOCOL', closeCode: 1002 });
+    await expect(c.size()).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+    expect(connections).toBe(2);
   });
 
   it('finishes calls in flight when the server closes, then closes the socket with 1001', async () => {

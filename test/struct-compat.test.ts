@@ -95,26 +95,18 @@ const mixed: Value = {
   bits: [true],
   floats: [0.1], // rounded to f32 on both sides
 };
-/** Values both sides wrap (integers) or replace (lone surrogates) the same way. */
-const wrapping = {
+/** Strings both sides replace the same way: a lone surrogate is written as U+FFFD. */
+const replacing = {
   ...low,
-  u8: 300,
-  i8: 200,
-  u16: -1,
-  i32: 2 ** 32 + 5,
-  u32: -1,
-  i64: 2n ** 63n,
-  u64: -1n,
   short: '\ud800x', // lone surrogate: U+FFFD, 3 + 1 bytes
   long: 'a\udc00b',
-  bytes: [256, -1],
 } as Value;
 
 const cases: [string, Value][] = [
   ['low', low],
   ['high', high],
   ['mixed', mixed],
-  ['wrapping', wrapping],
+  ['replacing', replacing],
 ];
 
 const map = new offheap.OffHeapMap<string, Loose, typeof O.fields>({ struct: O as never });
@@ -205,6 +197,25 @@ describe('client and offheap struct layouts', () => {
       { ...high, u64: 1 },
       { ...high, flag: 1 },
       { ...high, i32: 1n },
+      // Integers that do not fit their type: both refuse (they used to wrap), and non-integers too.
+      { ...high, u8: 256 },
+      { ...high, i8: -129 },
+      { ...high, u16: -1 },
+      { ...high, i16: 32768 },
+      { ...high, u32: 2 ** 33 },
+      { ...high, i32: 2 ** 31 },
+      { ...high, i64: 2n ** 63n },
+      { ...high, i64: -(2n ** 70n) },
+      { ...high, u64: -1n },
+      { ...high, u64: 2n ** 64n },
+      { ...high, ids: [2 ** 32] },
+      { ...high, bytes: [-1] },
+      { ...high, signed: [40000] },
+      { ...high, bigs: [2n ** 63n] },
+      { ...high, ubigs: [-1n] },
+      { ...high, u8: 1.5 },
+      { ...high, i32: Number.NaN },
+      { ...high, ids: [Number.POSITIVE_INFINITY] },
     ];
     for (const value of refused) {
       let ours: unknown;
@@ -245,7 +256,7 @@ describe('client and offheap struct layouts', () => {
       fc.property(
         fc.integer(),
         fc.string({ maxLength: 10, unit: 'binary' }).filter((s) => utf8Bytes(s) <= 10),
-        fc.array(fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }), { maxLength: 3 }),
+        fc.array(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), { maxLength: 3 }),
         fc.double(),
         (n, s, xs, f) => {
           const value = { n, s, xs, f };
@@ -253,6 +264,35 @@ describe('client and offheap struct layouts', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('client and offheap struct integers', () => {
+  it('refuse exactly the same integers, each side with its own code (property)', () => {
+    const kinds = ['u8', 'i8', 'u16', 'i16', 'u32', 'i32'] as const;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...kinds),
+        fc.oneof(fc.integer({ min: -(2 ** 34), max: 2 ** 34 }), fc.double(), fc.constantFrom(255, 256, -1, 2 ** 32)),
+        fc.constantFrom('i64', 'u64'),
+        fc.bigInt({ min: -(2n ** 66n), max: 2n ** 66n }),
+        (t, n, bt, b) => {
+          const spec = { n: t, b: bt } as const;
+          const value = { n, b };
+          const outcome = (f: () => unknown) => {
+            try {
+              return hex(f() as Uint8Array);
+            } catch (e) {
+              return (e as { code: string }).code.includes('OVERFLOW') ? 'overflow' : 'invalid';
+            }
+          };
+          expect(outcome(() => client.struct(spec).encode(value))).toBe(
+            outcome(() => offheap.struct(spec as never).encode(value as never)),
+          );
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `server`: heapless serve over the network against what a user would run instead (issue 6, seed 003). Light module:
  * the parent reads it; the clients and servers load in the child. Phases: `kv` (get/set at depths 1, 16, 1000),
- * `http` (GET /v1/kv/:key with autocannon). See bench/README.md for the cases and anchors.
+ * `http` (GET /v1/kv/:key with autocannon), `scan` (heapless only: ordered pages, and gets beside a full scan). See
+ * bench/README.md for the cases and anchors.
  */
 import type { BenchmarkDefinition } from '../harness/benchmark.js';
 
@@ -11,7 +12,7 @@ export const server: BenchmarkDefinition = {
     'issue 6 / seed 003: heapless serve (typed client over one WebSocket; HTTP) vs redis-server via ioredis and a bare fastify route (anchor), and redis-benchmark',
   systems: ['heapless', 'anchor', 'redis-benchmark'],
   baseline: 'anchor',
-  phases: ['kv', 'http'],
+  phases: ['kv', 'http', 'scan'],
   defaultRecords: 1_000_000,
   loadWorkload: async () => (await import('./workload.js')).serverWorkload,
 };

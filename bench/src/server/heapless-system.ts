@@ -19,6 +19,7 @@ import { measureHttpGet } from './http-load.js';
 import { KeyPool } from './key-pool.js';
 import { type BatchRunner, measureBatches, reportCase } from './pipelined-loop.js';
 import type { ProcessGroup } from './process-group.js';
+import { runScanCases } from './scan-cases.js';
 import { reportServerRss } from './server-rss.js';
 
 /** Upper bound on the server's start: it loads N records before it listens (seconds per million on this machine). */
@@ -49,6 +50,8 @@ export async function runHeapless(ctx: RunContext, group: ProcessGroup): Promise
     ctx.progress(HTTP_CASE, 1).finish();
     reportCase(ctx, HTTP_CASE, await measureHttpGet(port, ctx.records));
   }
+  // Scans read the engine's tables: before the sets, whose flushes and compactions would be measured too.
+  if (ctx.phases.has('scan')) await runScanCases(ctx, `ws://${LOOPBACK}:${port}/v1/ws`, ctx.records);
   if (ctx.phases.has('kv')) await runKvCases(ctx, port, 'set');
   await reportServerRss(ctx, server.pid, 'server at the end');
   await group.stop(server);

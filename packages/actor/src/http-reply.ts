@@ -1,6 +1,6 @@
-import { ERROR_CODES, type ErrorCode, MSGPACK_OPTIONS } from '@heapless/client/protocol';
+import { ERROR_CODES, type ErrorCode, HeaplessError, MSGPACK_OPTIONS } from '@heapless/client/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Packr } from 'msgpackr';
+import { C1, Packr } from 'msgpackr';
 import { errorBody } from './wire-error.js';
 
 export const MSGPACK = 'application/msgpack';
@@ -26,4 +26,54 @@ export class HttpReplier {
   error(req: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
     return this.value(req, reply, ERROR_CODES[code].status, errorBody(code, message));
   }
+}
+
+/**
+ * `bytes` decoded as one msgpack value. Throws `BAD_FRAME` when they are not msgpack: msgpackr refuses them
+ * (truncated, trailing bytes, an unknown extension), or they hold the byte 0xc1 as a value, which msgpack never uses
+ * and msgpackr decodes to a marker object instead of failing.
+ */
+export function unpackBody(packr: Packr, bytes: Uint8Array): unknown {
+  let value: unknown;
+  try {
+    value = packr.unpack(bytes);
+  } catch (cause) {
+    throw new HeaplessError('BAD_FRAME', 'body is not msgpack', { cause });
+  }
+  if (holdsNeverUsed(value)) {
+    throw new HeaplessError('BAD_FRAME', 'body is not msgpack: it holds 0xc1, a byte msgpack never uses');
+  }
+  return value;
+}
+
+/** Whether msgpackr's 0xc1 marker is anywhere in `value` (arrays, maps and objects walked without recursion). */
+function holdsNeverUsed(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === C1) return true;
+    if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v)) continue;
+    if (Array.isArray(v)) stack.push(...v);
+    else if (v instanceof Map) for (const [k, x] of v) stack.push(k, x);
+    else stack.push(...Object.values(v));
+  }
+  return false;
+}
+
+/** The wire code of an error the router raises before any route runs (fastify's `frameworkErrors`). */
+export function routerErrorCode(e: { code?: unknown }): ErrorCode {
+  if (e.code === 'FST_ERR_BAD_URL') return 'BAD_URL';
+  if (e.code === 'FST_ERR_MAX_PARAM_LENGTH') return 'URL_TOO_LONG';
+  return 'BAD_REQUEST';
+}
+
+/** Whether a `Sec-WebSocket-Protocol` header (comma-separated names) offers `protocol`. */
+export function offersProtocol(header: string | undefined, protocol: string): boolean {
+  return header?.split(',').some((p) => p.trim() === protocol) ?? false;
+}
+
+/** A raw HTTP response refusing an upgrade with `status` and the error body of `code`, then closing. */
+export function upgradeRefusal(status: string, code: ErrorCode, message: string): string {
+  const body = JSON.stringify(errorBody(code, message));
+  return `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }

@@ -68,6 +68,29 @@ describe('KvActor', () => {
     await expect(ref.set('s', pack(1), { sync: true })).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
     expect(await ref.has('s')).toBe(false);
   });
+
+  it('refuses keys and scan bounds with a lone surrogate: no two keys name one record', async () => {
+    const ref = kv();
+    await ref.set('\ufffd', pack('replacement character'));
+    for (const bad of ['\ud800', 'x\udfff', '\ud83dx']) {
+      await expect(ref.set(bad, pack(1))).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(ref.get(bad)).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(ref.getMany(['a', bad])).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(
+        ref.setMany([
+          ['a', pack(1)],
+          [bad, pack(1)],
+        ]),
+      ).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(ref.has(bad)).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      await expect(ref.delete(bad)).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      for (const bound of ['prefix', 'gte', 'lt', 'cursor']) {
+        await expect(ref.scan({ [bound]: bad })).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      }
+    }
+    expect(await ref.size()).toBe(1);
+    expect(unpack((await ref.get('\ufffd'))!)).toBe('replacement character');
+  });
 });
 
 describe('KvActor.scan', () => {
@@ -90,6 +113,48 @@ describe('KvActor.scan', () => {
     expect(range.entries.map(([k]) => k)).toEqual(['u:010', 'u:011', 'u:012']);
     expect(range.cursor).toBeUndefined();
     await expect(ref.scan({ limit: 0 })).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+  });
+
+  it('orders keys by their UTF-8 bytes (code points), on memory-only and persisted maps alike', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-kv-'));
+    try {
+      const persisted = spawn(new KvActor(await OffHeapMap.open<string, unknown>({ dir, threads: 1 })));
+      for (const ref of [kv(), persisted]) {
+        // UTF-16 order would put '😀' (0xd83d...) before '\uffff'; code point order puts it after.
+        await ref.setMany(['o:😀', 'o:\uffff', 'o:z', 'o:é'].map((k): [string, Uint8Array] => [k, pack(k)]));
+        expect((await ref.scan({ prefix: 'o:' })).entries.map(([k]) => k)).toEqual(['o:z', 'o:é', 'o:\uffff', 'o:😀']);
+        expect((await ref.scan({ prefix: 'o:', cursor: 'o:\uffff' })).entries.map(([k]) => k)).toEqual(['o:😀']);
+      }
+      await persisted.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('ends a page early once it holds maxPageBytes, so that a page of large values still fits a frame', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-kv-'));
+    try {
+      const ref = spawn(
+        new KvActor(await OffHeapMap.open<string, unknown>({ dir, threads: 1 }), { maxPageBytes: 10_000 }),
+      );
+      const big = new Uint8Array(3000).fill(7);
+      await ref.setMany(Array.from({ length: 20 }, (_, i): [string, Uint8Array] => [`b:${i.toString(36)}`, big]));
+      const sizes: number[] = [];
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await ref.scan({ prefix: 'b:', limit: 100, cursor });
+        sizes.push(page.entries.length);
+        seen.push(...page.entries.map(([k]) => k));
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+      expect(sizes).toEqual([4, 4, 4, 4, 4]); // 4 × 3003 bytes reach 10,000: the page ends there
+      expect(seen).toHaveLength(20);
+      expect(new Set(seen).size).toBe(20);
+      await ref.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

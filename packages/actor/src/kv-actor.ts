@@ -2,6 +2,7 @@ import { HeaplessError } from '@heapless/client/protocol';
 import type { OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
 import { Actor } from './actor.js';
 import { detach } from './detach.js';
+import { storageWireCode } from './wire-error.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
@@ -20,6 +21,11 @@ export interface KvActorOptions {
   maxKeyBytes?: number;
   /** Default 1 MiB. */
   maxValueBytes?: number;
+  /**
+   * A scan page ends early once its keys and values take this many bytes (it always holds one entry), so that its
+   * reply fits one frame; default 4 MiB (a quarter of the default 16 MiB frame).
+   */
+  maxPageBytes?: number;
 }
 
 /** Per-write options. */
@@ -38,7 +44,10 @@ export interface ScanOptions {
   cursor?: string;
 }
 
-/** One page of `scan`: entries in key order (UTF-16 code unit order), and the cursor of the next page if any. */
+/**
+ * One page of `scan`: entries in key order (the byte order of the keys' UTF-8, which is Unicode code point order),
+ * and the cursor of the next page if any.
+ */
 export interface ScanPage {
   entries: [string, Uint8Array][];
   cursor: string | undefined;
@@ -46,25 +55,29 @@ export interface ScanPage {
 
 const DEFAULT_SCAN_LIMIT = 100;
 const MAX_SCAN_LIMIT = 10_000;
+const DEFAULT_MAX_PAGE_BYTES = 4 * 1024 * 1024;
 
 /** What `stats()` answers: the map's memory accounting (off-heap bytes) and this process's JS heap. */
 export interface KvStats extends OffHeapMapStats {
   heapUsedBytes: number;
 }
 
-const OFFHEAP_TO_WIRE: Record<string, 'KEY_TOO_LARGE' | 'VALUE_TOO_LARGE' | 'BAD_ARGUMENTS'> = {
-  HEAPLESS_ERR_OFFHEAP_KEY_TOO_LARGE: 'KEY_TOO_LARGE',
-  HEAPLESS_ERR_OFFHEAP_VALUE_TOO_LARGE: 'VALUE_TOO_LARGE',
-  HEAPLESS_ERR_OFFHEAP_INVALID_ARGUMENT: 'BAD_ARGUMENTS',
-};
+/** A string with a lone surrogate: it has no UTF-8 form of its own, so it could only alias another key. */
+function illFormed(what: string, s: string): HeaplessError {
+  return new HeaplessError(
+    'BAD_ARGUMENTS',
+    `${what} is not well-formed UTF-16 (a lone surrogate): ${JSON.stringify(s)}`,
+  );
+}
 
 /**
  * The key-value actor: string keys, values stored as the bytes the client sent (msgpack the client encoded once, or
  * a struct layout) and returned as they are, so the server never decodes or re-encodes a value. It owns its map and
  * closes it in `onStop()`.
  *
- * Errors: `BAD_ARGUMENTS` (a key that is not a string, a value that is not bytes), `KEY_TOO_LARGE`,
- * `VALUE_TOO_LARGE`; the map's own failures pass through.
+ * Errors: `BAD_ARGUMENTS` (a key that is not a string or not well-formed UTF-16, a value that is not bytes),
+ * `KEY_TOO_LARGE`, `VALUE_TOO_LARGE`; failures of the map and its engine reach a remote caller with their storage
+ * codes (`STORAGE_CORRUPTION`, `STORAGE_IO`, `STORAGE_CLOSED`, `STORAGE_PERSIST_FAILED`...; see wire-error.ts).
  */
 export class KvActor extends Actor {
   static override readonly exposed = [
@@ -83,6 +96,7 @@ export class KvActor extends Actor {
   readonly #persistent: boolean;
   readonly #maxKeyBytes: number;
   readonly #maxValueBytes: number;
+  readonly #maxPageBytes: number;
 
   constructor(map: OffHeapMap<string, unknown>, opts: KvActorOptions = {}) {
     super();
@@ -90,6 +104,7 @@ export class KvActor extends Actor {
     this.#persistent = opts.persistent ?? true;
     this.#maxKeyBytes = opts.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
     this.#maxValueBytes = opts.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
+    this.#maxPageBytes = opts.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
   }
 
   /** The stored bytes of `key`'s value, or undefined. */
@@ -146,13 +161,15 @@ export class KvActor extends Actor {
   }
 
   /**
-   * One page of the keys selected by `opts`, with their values' bytes. The map is a hash table, so a page costs one
-   * pass over every key (the smallest `limit` matches are kept as it goes); the cursor is the page's last key, so
-   * paging stays correct while keys are added and removed.
+   * One page of the keys selected by `opts`, with their values' bytes, in key order (UTF-8 byte order), at most
+   * `limit` entries and about `maxPageBytes`. The cursor is the page's last key, so paging stays correct while keys
+   * are added and removed. A persisted map's page comes from the engine's sorted iterator: a seek and the page,
+   * O(log N + page), whatever the size of the map. A memory-only map has no ordered index, so its page costs one
+   * pass over the hash index (O(N), no string made for keys outside the page); see `OffHeapMap.range`.
    */
   scan(opts: ScanOptions = {}): ScanPage {
     if (typeof opts !== 'object' || opts === null) throw new HeaplessError('BAD_ARGUMENTS', 'scan(options: object)');
-    const { prefix = '', gte, lt, cursor } = opts;
+    const { prefix, gte, lt, cursor } = opts;
     const limit = opts.limit ?? DEFAULT_SCAN_LIMIT;
     for (const [name, v] of [
       ['prefix', prefix],
@@ -162,35 +179,14 @@ export class KvActor extends Actor {
     ] as const) {
       if (v !== undefined && typeof v !== 'string')
         throw new HeaplessError('BAD_ARGUMENTS', `scan: ${name} is a string`);
+      if (v !== undefined && !v.isWellFormed()) throw illFormed(`scan: ${name}`, v);
     }
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCAN_LIMIT) {
       throw new HeaplessError('BAD_ARGUMENTS', `scan: limit is an integer from 1 to ${MAX_SCAN_LIMIT}`);
     }
-    let kept: string[] = [];
-    let more = false;
-    for (const key of this.#map.keys()) {
-      if (!key.startsWith(prefix)) continue;
-      if (
-        (gte !== undefined && key < gte) ||
-        (lt !== undefined && key >= lt) ||
-        (cursor !== undefined && key <= cursor)
-      ) {
-        continue;
-      }
-      kept.push(key);
-      if (kept.length >= 2 * limit) {
-        kept.sort();
-        kept = kept.slice(0, limit);
-        more = true;
-      }
-    }
-    kept.sort();
-    if (kept.length > limit) {
-      kept = kept.slice(0, limit);
-      more = true;
-    }
-    const entries: [string, Uint8Array][] = kept.map((k) => [k, this.#map.getBytes(k)!]);
-    return { entries, cursor: more ? kept[kept.length - 1] : undefined };
+    const page = this.#map.range({ prefix, gte, gt: cursor, lt, limit, maxBytes: this.#maxPageBytes });
+    const last = page.entries[page.entries.length - 1];
+    return { entries: page.entries, cursor: page.more && last !== undefined ? last[0] : undefined };
   }
 
   size(): number {
@@ -228,11 +224,12 @@ export class KvActor extends Actor {
     return detach(sync ? this.#map.flush() : this.#map.durable());
   }
 
+  /** Runs a write of the map; its storage errors become the `HeaplessError`s a caller in this process sees too. */
   #write(f: () => void): void {
     try {
       f();
     } catch (e) {
-      const code = OFFHEAP_TO_WIRE[(e as { code?: string }).code ?? ''];
+      const code = storageWireCode(e);
       if (code !== undefined) throw new HeaplessError(code, (e as Error).message, { cause: e });
       throw e;
     }
@@ -240,6 +237,7 @@ export class KvActor extends Actor {
 
   #checkKey(key: unknown): asserts key is string {
     if (typeof key !== 'string') throw new HeaplessError('BAD_ARGUMENTS', `a key is a string, got ${typeof key}`);
+    if (!key.isWellFormed()) throw illFormed('a key', key);
     // UTF-8 takes at most 3 bytes per UTF-16 unit: only long keys need counting.
     if (key.length * 3 > this.#maxKeyBytes && Buffer.byteLength(key) > this.#maxKeyBytes) {
       throw new HeaplessError(

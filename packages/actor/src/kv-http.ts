@@ -1,7 +1,7 @@
 import { HeaplessError } from '@heapless/client/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ActorHandle } from './actor-handle.js';
-import { type HttpReplier, MSGPACK, wantsMsgpack } from './http-reply.js';
+import { type HttpReplier, MSGPACK, unpackBody, wantsMsgpack } from './http-reply.js';
 import type { ScanPage } from './kv-actor.js';
 
 const OCTETS = 'application/octet-stream';
@@ -20,6 +20,35 @@ function asBuffer(bytes: Uint8Array): Buffer {
 }
 
 /**
+ * The query of `url`, each name and value decoded strictly (`+` is a space): an escape that is not valid UTF-8
+ * (`%FF`, a lone surrogate's `%ED%A0%80`, a stray `%`) is refused with BAD_URL, where fastify's parser keeps it
+ * as text and a lenient decoder would replace it (either way `?prefix=%FF` would name another prefix). A name given
+ * twice is BAD_ARGUMENTS.
+ */
+export function strictQuery(url: string): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  const at = url.indexOf('?');
+  if (at < 0) return out;
+  for (const part of url.slice(at + 1).split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const name = decodeQueryPart(eq < 0 ? part : part.slice(0, eq));
+    const value = eq < 0 ? '' : decodeQueryPart(part.slice(eq + 1));
+    if (Object.hasOwn(out, name)) throw new HeaplessError('BAD_ARGUMENTS', `query parameter ${name} given twice`);
+    out[name] = value;
+  }
+  return out;
+}
+
+function decodeQueryPart(s: string): string {
+  try {
+    return decodeURIComponent(s.replaceAll('+', ' '));
+  } catch {
+    throw new HeaplessError('BAD_URL', `query ${JSON.stringify(s)} is not valid percent-encoded UTF-8`);
+  }
+}
+
+/**
  * The KV actor's HTTP routes, for people and tools (the typed client uses the WebSocket):
  *
  * - `GET /v1/kv/:key`: the value; the stored bytes as they are for `accept: application/msgpack` or
@@ -28,7 +57,8 @@ function asBuffer(bytes: Uint8Array): Buffer {
  *   encoded to msgpack once. 204 once durable.
  * - `DELETE /v1/kv/:key[?sync=1]`: `{ deleted }`.
  * - `POST /v1/kv/_getMany` with a keys array: the values in order (null where missing).
- * - `GET /v1/kv?prefix=&gte=&lt=&limit=&cursor=`: one page of `{ entries: [[key, value]], cursor }`.
+ * - `GET /v1/kv?prefix=&gte=&lt=&limit=&cursor=`: one page of `{ entries: [[key, value]], cursor }`; the query is
+ *   decoded strictly (see `strictQuery`).
  */
 export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier): void {
   const packr = replier.packr;
@@ -46,13 +76,7 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
   const bodyValue = (req: FastifyRequest): unknown => {
     const b = req.body;
     if (isJsonBody(b)) return b.json;
-    if (Buffer.isBuffer(b) && (req.headers['content-type'] ?? '').startsWith(MSGPACK)) {
-      try {
-        return packr.unpack(b);
-      } catch (cause) {
-        throw new HeaplessError('BAD_FRAME', 'body is not msgpack', { cause });
-      }
-    }
+    if (Buffer.isBuffer(b) && (req.headers['content-type'] ?? '').startsWith(MSGPACK)) return unpackBody(packr, b);
     throw new HeaplessError('BAD_REQUEST', 'a JSON or msgpack body is needed');
   };
   /** A stored value as JSON can carry it: decoded from msgpack. */
@@ -104,7 +128,7 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
   });
 
   scope.get('/v1/kv', async (req, reply) => {
-    const q = req.query as Record<string, string | undefined>;
+    const q = strictQuery(req.url);
     const limit = q.limit === undefined ? undefined : Number(q.limit);
     const page = (await handle.call('scan', [
       { prefix: q.prefix, gte: q.gte, lt: q.lt, cursor: q.cursor, limit },

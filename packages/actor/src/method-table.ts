@@ -1,3 +1,4 @@
+import { isMethodName, RESERVED_NAMES } from '@heapless/client/protocol';
 import { ActorError } from './errors.js';
 
 // biome-ignore lint/complexity/noBannedTypes: any method of the actor
@@ -21,7 +22,10 @@ export function methodTable(instance: object): Map<string, Method> {
   return methods;
 }
 
-/** The exposed names: `expose` if given, else the static `exposed` list of the instance's class; each must be a method. */
+/**
+ * The exposed names: `expose` if given, else the static `exposed` list of the instance's class; each must be a method
+ * whose name a client ref can call (`isMethodName`), else HEAPLESS_ERR_NOT_A_METHOD.
+ */
 export function exposedNames(
   instance: object,
   methods: ReadonlyMap<string, Method>,
@@ -32,6 +36,12 @@ export function exposedNames(
   for (const name of list) {
     if (typeof name !== 'string' || !methods.has(name)) {
       throw new ActorError('HEAPLESS_ERR_NOT_A_METHOD', `exposed name ${String(name)} is not a method of the actor`);
+    }
+    if (!isMethodName(name)) {
+      throw new ActorError(
+        'HEAPLESS_ERR_NOT_A_METHOD',
+        `exposed name ${name} cannot be called through a client ref: a method name is an identifier of letters, digits and _ starting with a letter, and not one of ${RESERVED_NAMES.join(', ')}`,
+      );
     }
   }
   return new Set(list as string[]);

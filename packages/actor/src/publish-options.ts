@@ -174,7 +174,7 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
  * Checks `opts` and fills in the defaults. Throws `ActorError` `HEAPLESS_ERR_INSECURE_BIND` for a non-loopback host
  * without a token and `HEAPLESS_ERR_INVALID_OPTION` for an option out of range.
  */
-export function resolvePublishOptions(opts: PublishOptions): ResolvedOptions {
+export function resolvePublishOptions(opts: PublishOptions, methods: Iterable<string>): ResolvedOptions {
   const host = opts.host ?? '127.0.0.1';
   if (!isLoopback(host) && !opts.token) {
     throw new ActorError('HEAPLESS_ERR_INSECURE_BIND', `refusing to listen on ${host} without a token`);
@@ -194,6 +194,7 @@ export function resolvePublishOptions(opts: PublishOptions): ResolvedOptions {
     maxFrameBytes: positiveInt('maxFrameBytes', opts.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES),
     maxCallsPerFrame: positiveInt('maxCallsPerFrame', opts.maxCallsPerFrame, DEFAULT_MAX_CALLS_PER_FRAME),
     maxInFlight: positiveInt('maxInFlight', opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT),
+    methods: [...methods], // a client's ref offers exactly these
   };
   const headersTimeoutMs = positiveInt('headersTimeoutMs', opts.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS);
   const requestTimeoutMs = positiveInt(

@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest
 import { type WebSocket, WebSocketServer } from 'ws';
 import { handleOf } from './actor-handle.js';
 import { bearerToken, digest, tokenMatches, upgradeToken } from './auth.js';
-import { HttpReplier, MSGPACK } from './http-reply.js';
+import { HttpReplier, MSGPACK, offersProtocol, routerErrorCode, unpackBody, upgradeRefusal } from './http-reply.js';
 import { nodeServerFactory } from './node-server.js';
 import { type PublishOptions, resolvePublishOptions } from './publish-options.js';
 import { CORS_PREFLIGHT_HEADERS, RequestGuard } from './request-guard.js';
@@ -55,7 +55,7 @@ function codeOfFastifyError(e: { code?: unknown; statusCode?: unknown }): ErrorC
  */
 export async function publish(ref: object, opts: PublishOptions = {}): Promise<Published> {
   const handle = handleOf(ref);
-  const o = resolvePublishOptions(opts);
+  const o = resolvePublishOptions(opts, handle.exposed);
   const { host, path, hello, limits } = o;
   const expected = opts.token ? digest(opts.token) : null;
   const guard = new RequestGuard(o.allowedHosts, o.allowedOrigins);
@@ -72,6 +72,8 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     routerOptions: { maxParamLength: 8192 },
     // One log line per call would cost more than the call; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
+    // Errors of the router (a bad percent-escape, a segment past maxParamLength) in the body every error has.
+    frameworkErrors: (err, req, reply) => replier.error(req, reply, routerErrorCode(err), err.message),
   });
   const log = app.log;
 
@@ -83,11 +85,12 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   app.removeContentTypeParser('text/plain'); // a body is an args array: JSON or msgpack only
   app.addContentTypeParser(MSGPACK, { parseAs: 'buffer' }, (_req, body, done) => {
     try {
-      done(null, packr.unpack(body as Buffer));
-    } catch (cause) {
-      done(new HeaplessError('BAD_FRAME', 'body is not msgpack', { cause }), undefined);
+      done(null, unpackBody(packr, body as Buffer));
+    } catch (e) {
+      done(e as Error, undefined);
     }
   });
+  app.setNotFoundHandler((req, reply) => sendError(req, reply, 'UNKNOWN_ROUTE', `no route ${req.method} ${req.url}`));
   app.setErrorHandler((err, req, reply) => {
     const code = codeOfFastifyError(err as { code?: unknown; statusCode?: unknown }) ?? wireCodeOf(err);
     if (code === 'INTERNAL') log.error({ err }, 'request failed');
@@ -160,6 +163,12 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
+    const offered = req.headers['sec-websocket-protocol'];
+    if (offered !== undefined && !offersProtocol(offered, PROTOCOL)) {
+      // Other subprotocols only: no handshake can succeed (a client fails one that selects none of its own).
+      socket.end(upgradeRefusal('400 Bad Request', 'UNSUPPORTED_PROTOCOL', `the ${PROTOCOL} subprotocol is required`));
+      return;
+    }
     const refusal = guard.refusal(req.headers.host, req.headers.origin);
     const authorized =
       expected === null ||
@@ -175,6 +184,12 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
         log.info({ host: req.headers.host, origin: req.headers.origin }, `websocket refused: ${refusal}`);
         ws.on('error', () => {});
         ws.close(CLOSE_CODES.FORBIDDEN, refusal);
+        return;
+      }
+      if (ws.protocol !== PROTOCOL) {
+        // No subprotocol offered: completed, then closed, so that a browser sees why (it sees no HTTP status).
+        ws.on('error', () => {});
+        ws.close(CLOSE_CODES.PROTOCOL_ERROR, 'UNSUPPORTED_PROTOCOL');
         return;
       }
       if (!authorized) {

@@ -115,6 +115,16 @@ describe('spawn', () => {
     void ref.stop();
   });
 
+  it('refuses to expose a name a client ref cannot call (reserved, or not a plain identifier)', () => {
+    const actor = { toJSON: () => 1, nodeType: () => 1, $$typeof: () => 1, _hidden: () => 1, ok: () => 1 };
+    for (const name of ['toJSON', 'nodeType', '$$typeof', '_hidden']) {
+      expect(() => spawn(actor, { expose: [name] }), name).toThrow(
+        expect.objectContaining({ code: 'HEAPLESS_ERR_NOT_A_METHOD' }),
+      );
+    }
+    void spawn(actor, { expose: ['ok'] }).stop();
+  });
+
   it('lets the mailbox move on past a detached reply, and stop() still waits for it', async () => {
     let release!: () => void;
     const pending = new Promise<string>((r) => {

@@ -31,10 +31,14 @@ export function serializeError(e: unknown): SerializedError {
   return { name: 'Error', message: String(e) };
 }
 
-/** A `HeaplessError` when the code is one of the wire table's, else a plain `Error` with the same name and message. */
+/**
+ * A `HeaplessError` when the code is one of the wire table's, else a plain `Error` with the same name, message and
+ * code (so that an engine or map error thrown in the worker keeps its storage code on the wire).
+ */
 export function deserializeError(s: SerializedError): Error {
   if (isErrorCode(s.code)) return new HeaplessError(s.code, s.message);
-  const e = new Error(s.message);
+  const e = new Error(s.message) as Error & { code?: string };
   e.name = s.name;
+  if (s.code !== undefined) e.code = s.code;
   return e;
 }

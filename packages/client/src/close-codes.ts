@@ -7,6 +7,8 @@ export const CLOSE_CODES = {
   NORMAL: 1000,
   /** The server is shutting down. */
   GOING_AWAY: 1001,
+  /** The client did not offer the `heapless.v1` subprotocol (reason `UNSUPPORTED_PROTOCOL`). */
+  PROTOCOL_ERROR: 1002,
   /** A text frame: the protocol is binary only. */
   UNSUPPORTED_DATA: 1003,
   /** A frame that is not msgpack or not an array of well-formed messages. */

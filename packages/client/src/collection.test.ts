@@ -223,3 +223,24 @@ describe('collection(kv, prefix, { codec })', () => {
     expect((await rejection(collection(bare, 'x:').scan())).code).toBe('UNKNOWN_METHOD');
   });
 });
+
+describe('collection keys', () => {
+  it('refuses ids and prefixes with a lone surrogate with BAD_ARGUMENTS, sending nothing', async () => {
+    const kv = new FrameKv();
+    const things = collection<number>(kv, 't:');
+    await things.set('\ufffd', 1); // the replacement character itself is an ordinary id
+    for (const bad of ['\ud800', 'a\udc00', '\ud83d']) {
+      expect((await rejection(things.set(bad, 2))).code).toBe('BAD_ARGUMENTS');
+      expect((await rejection(things.get(bad))).code).toBe('BAD_ARGUMENTS');
+      expect((await rejection(things.getMany(['ok', bad]))).code).toBe('BAD_ARGUMENTS');
+      expect((await rejection(things.has(bad))).code).toBe('BAD_ARGUMENTS');
+      expect((await rejection(things.delete(bad))).code).toBe('BAD_ARGUMENTS');
+      expect((await rejection(things.scan({ gte: bad }))).code).toBe('BAD_ARGUMENTS');
+      expect((await rejection(things.scan({ cursor: bad }))).code).toBe('BAD_ARGUMENTS');
+    }
+    expect([...kv.data.keys()]).toEqual(['t:\ufffd']);
+    expect(kv.scans).toEqual([]);
+    expect(() => collection(kv, 'p\udbff')).toThrow(expect.objectContaining({ code: 'BAD_ARGUMENTS' }));
+    expect(await things.get('😀')).toBeUndefined(); // a pair is fine
+  });
+});

@@ -3,6 +3,7 @@ import { HeaplessError } from './heapless-error.js';
 import { MSGPACK_OPTIONS } from './msgpack-options.js';
 import type { FieldSpec } from './struct-fields.js';
 import { StructLayout, type StructValue, type StructView } from './struct-layout.js';
+import { isWellFormed } from './well-formed.js';
 
 /** Turns values into the bytes a KV server stores, and back. */
 export interface Codec<V> {
@@ -68,6 +69,17 @@ export function msgpackCodec<V>(): Codec<V> {
   return { encode: (v) => packr.pack(v), decode: (b) => packr.unpack(b) as V };
 }
 
+/** Throws `BAD_ARGUMENTS` unless `part` (of a key) is a string with no lone surrogate. */
+function checkPart(what: string, part: unknown): void {
+  if (typeof part !== 'string') throw new HeaplessError('BAD_ARGUMENTS', `${what} is a string, got ${typeof part}`);
+  if (!isWellFormed(part)) {
+    throw new HeaplessError(
+      'BAD_ARGUMENTS',
+      `${what} is not well-formed UTF-16 (a lone surrogate): ${JSON.stringify(part)}`,
+    );
+  }
+}
+
 /**
  * What every collection does with keys: `prefix + id` on the way out, ids back on the way in. `W` is what `set`
  * takes, `R` what `get` gives; subclasses say how bytes are made and read.
@@ -77,23 +89,34 @@ abstract class KeyedCollection<W, R> {
   /** Every key of the collection starts with it. */
   readonly prefix: string;
 
+  /** Throws `BAD_ARGUMENTS` for a prefix that is not a well-formed string. */
   constructor(kv: KvRemote, prefix: string) {
+    checkPart('the prefix', prefix);
     this.kv = kv;
     this.prefix = prefix;
+  }
+
+  /** `prefix + id`; throws `BAD_ARGUMENTS` for an id that is not a well-formed string (no key could name it). */
+  protected keyOf(id: string): string {
+    checkPart('an id', id);
+    return this.prefix + id;
   }
 
   protected abstract encode(value: W): Uint8Array;
   protected abstract read(bytes: Uint8Array, id: string): R;
 
-  /** The value of `id`, or undefined. Rejects with the call's `HeaplessError` or the reader's. */
+  /**
+   * The value of `id`, or undefined. Rejects with the call's `HeaplessError` or the reader's; with `BAD_ARGUMENTS`,
+   * before sending anything, for an id with a lone surrogate (as every method here).
+   */
   async get(id: string): Promise<R | undefined> {
-    const b = await this.kv.get(this.prefix + id);
+    const b = await this.kv.get(this.keyOf(id));
     return b === undefined || b === null ? undefined : this.read(b, id);
   }
 
   /** The values of `ids` in their order, undefined where missing; one call. */
   async getMany(ids: readonly string[]): Promise<(R | undefined)[]> {
-    const bytes = await this.kv.getMany(ids.map((id) => this.prefix + id));
+    const bytes = await this.kv.getMany(ids.map((id) => this.keyOf(id)));
     const out = new Array<R | undefined>(bytes.length);
     for (let i = 0; i < bytes.length; i++) {
       const b = bytes[i];
@@ -104,17 +127,17 @@ abstract class KeyedCollection<W, R> {
 
   /** Stores `value` under `id`, encoded once here; resolves once durable (fsynced with `sync`). */
   async set(id: string, value: W, opts?: KvWriteOptions): Promise<void> {
-    await this.kv.set(this.prefix + id, this.encode(value), opts);
+    await this.kv.set(this.keyOf(id), this.encode(value), opts);
   }
 
   /** Removes `id`; true if it was there. */
-  delete(id: string, opts?: KvWriteOptions): Promise<boolean> {
-    return this.kv.delete(this.prefix + id, opts);
+  async delete(id: string, opts?: KvWriteOptions): Promise<boolean> {
+    return this.kv.delete(this.keyOf(id), opts);
   }
 
   /** Whether `id` has a value. */
-  has(id: string): Promise<boolean> {
-    return this.kv.has(this.prefix + id);
+  async has(id: string): Promise<boolean> {
+    return this.kv.has(this.keyOf(id));
   }
 
   /**
@@ -127,10 +150,10 @@ abstract class KeyedCollection<W, R> {
     const p = this.prefix;
     const page = await kv.scan({
       prefix: p,
-      gte: opts.gte === undefined ? undefined : p + opts.gte,
-      lt: opts.lt === undefined ? undefined : p + opts.lt,
+      gte: opts.gte === undefined ? undefined : this.keyOf(opts.gte),
+      lt: opts.lt === undefined ? undefined : this.keyOf(opts.lt),
       limit: opts.limit,
-      cursor: opts.cursor === undefined ? undefined : p + opts.cursor,
+      cursor: opts.cursor === undefined ? undefined : this.keyOf(opts.cursor),
     });
     const entries = new Array<[string, R]>(page.entries.length);
     for (let i = 0; i < entries.length; i++) {

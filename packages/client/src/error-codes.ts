@@ -3,9 +3,9 @@
  *
  * Each code has a stable string (`code`, what programs compare), a stable number (`wire`, what a reply frame
  * carries, see FORMAT.md) and the HTTP status the HTTP routes answer with. Numbers are grouped by who raises them:
- * 1xx the protocol, 2xx authentication, 3xx the actor runtime, 4xx the KV actor, 5xx the server, 9xx the client
- * itself (never sent). A number is never reused for another meaning; new codes take the next free number of
- * their group.
+ * 1xx the protocol, 2xx authentication, 3xx the actor runtime, 4xx the KV actor and its storage, 5xx the server,
+ * 9xx the client itself (never sent). A number is never reused for another meaning; new codes take the next free
+ * number of their group.
  */
 export const ERROR_CODES = {
   /** A frame or body that is not msgpack (or JSON), or whose top level is not the documented shape. */
@@ -24,6 +24,20 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: { wire: 106, status: 415, message: 'unsupported media type' },
   /** A WebSocket text frame; the protocol is binary only (the server closes with 1003). */
   TEXT_FRAME: { wire: 107, status: 400, message: 'text frames are not supported' },
+  /**
+   * An HTTP URL whose path or query is not valid percent-encoded UTF-8 (`%FF`, `%ED%A0%80`, a stray `%`): refused
+   * rather than decoded with replacement characters or kept as text, either of which would make it name another key.
+   */
+  BAD_URL: { wire: 108, status: 400, message: 'malformed URL' },
+  /** An HTTP method and path the server has no route for. */
+  UNKNOWN_ROUTE: { wire: 109, status: 404, message: 'no such route' },
+  /** A segment of an HTTP path longer than the router takes (8 KiB, well past the longest key). */
+  URL_TOO_LONG: { wire: 110, status: 414, message: 'URL too long' },
+  /**
+   * A WebSocket that did not offer the `heapless.v1` subprotocol: the server completes the handshake and closes at
+   * once with 1002, reason `UNSUPPORTED_PROTOCOL` (a client of another protocol version sees this too).
+   */
+  UNSUPPORTED_PROTOCOL: { wire: 111, status: 400, message: 'the heapless.v1 subprotocol is required' },
   /** Missing or wrong token (HTTP 401, WebSocket close 4401). */
   UNAUTHORIZED: { wire: 200, status: 401, message: 'missing or wrong token' },
   /** The `Host` header names neither loopback, an IP address nor a configured name (DNS rebinding); close 4403. */
@@ -44,6 +58,22 @@ export const ERROR_CODES = {
   VALUE_TOO_LARGE: { wire: 401, status: 413, message: 'value too large' },
   /** No value under the key (HTTP `GET /v1/kv/:key` only; a call answers `undefined`). */
   NOT_FOUND: { wire: 402, status: 404, message: 'no such key' },
+  /**
+   * The store's data on disk is damaged (a checksum, a length, a table the manifest names): the engine's
+   * CorruptionError, whose message names the file and offset. Nothing wrong was returned; repair with the tools.
+   */
+  STORAGE_CORRUPTION: { wire: 403, status: 500, message: 'stored data is corrupt' },
+  /** An operating-system I/O call of the store failed (disk full, permissions, a removed directory). */
+  STORAGE_IO: { wire: 404, status: 503, message: 'storage I/O failed' },
+  /** The store is closed or closing (the server is stopping). */
+  STORAGE_CLOSED: { wire: 405, status: 503, message: 'storage is closed' },
+  /** Another process holds the store's directory. */
+  STORAGE_LOCKED: { wire: 406, status: 503, message: 'storage is locked by another process' },
+  /**
+   * An earlier write could not be persisted, so the store refuses writes (and ordered reads, which come from the
+   * engine) until it is restarted; the message carries the first failure.
+   */
+  STORAGE_PERSIST_FAILED: { wire: 407, status: 503, message: 'an earlier write could not be persisted' },
   /** A fault in the server itself, not in the actor's method. */
   INTERNAL: { wire: 500, status: 500, message: 'internal server error' },
   /** The server is shutting down and takes no new calls (WebSocket close 1001). */

@@ -15,6 +15,8 @@ export interface ServerHello {
   maxFrameBytes: number;
   maxCallsPerFrame: number;
   maxInFlight: number;
+  /** The methods a client may call (the actor's exposed ones); a ref offers exactly these. Absent: not said. */
+  methods?: string[];
 }
 
 function isId(x: unknown): x is number {
@@ -79,6 +81,7 @@ export function isServerHello(x: unknown): x is ServerHello {
     h.v === 1 &&
     typeof h.maxFrameBytes === 'number' &&
     typeof h.maxCallsPerFrame === 'number' &&
-    typeof h.maxInFlight === 'number'
+    typeof h.maxInFlight === 'number' &&
+    (h.methods === undefined || (Array.isArray(h.methods) && h.methods.every((m) => typeof m === 'string')))
   );
 }

@@ -1,6 +1,7 @@
 import { Packr } from 'msgpackr';
 import { codeFromWire, type ErrorCode, isErrorCode } from './error-codes.js';
 import { HeaplessError } from './heapless-error.js';
+import { illFormedArguments } from './ill-formed.js';
 import { MSGPACK_OPTIONS } from './msgpack-options.js';
 import { remoteRef } from './remote-ref.js';
 import type { Remote } from './remote-types.js';
@@ -33,12 +34,15 @@ export function httpClient<T>(baseUrl: string, opts: HttpClientOptions = {}): Re
 
   async function call(method: string, args: unknown[]): Promise<unknown> {
     if (closed) throw new HeaplessError('CLIENT_CLOSED');
+    const request = packr.pack(args);
+    const illFormed = illFormedArguments(method, request, args);
+    if (illFormed !== undefined) throw illFormed;
     let res: Response;
     try {
       res = await doFetch(`${base}/v1/call/${encodeURIComponent(method)}`, {
         method: 'POST',
         headers,
-        body: packr.pack(args),
+        body: request,
         signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined,
       });
     } catch (cause) {
@@ -65,6 +69,8 @@ export function httpClient<T>(baseUrl: string, opts: HttpClientOptions = {}): Re
     close: async () => {
       closed = true;
     },
+    url: base,
+    methods: null, // no hello over HTTP: any name that can be an actor method is a call
   });
 }
 

@@ -7,6 +7,8 @@ export { type CallMessage, FrameDecoder, type ReplyMessage, type ServerHello } f
 export { FrameEncoder } from './frame-encoder.js';
 export { HeaplessError } from './heapless-error.js';
 export * from './limits.js';
+export { isMethodName, RESERVED_NAMES, type ReservedName } from './method-names.js';
 export { MSGPACK_OPTIONS } from './msgpack-options.js';
-export type { ExposedNames, InstanceOf, MethodNames, Promisified, Remote, ReservedName } from './remote-types.js';
+export type { ExposedNames, InstanceOf, MethodNames, Promisified, Remote } from './remote-types.js';
 export { tokenFromProtocols, tokenProtocol } from './token.js';
+export { isWellFormed } from './well-formed.js';

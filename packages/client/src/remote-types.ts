@@ -1,3 +1,5 @@
+import type { ReservedName } from './method-names.js';
+
 // biome-ignore lint/suspicious/noExplicitAny: function types must accept any parameters to match every method.
 type AnyFn = (...args: any[]) => any;
 
@@ -5,10 +7,7 @@ type AnyFn = (...args: any[]) => any;
 // biome-ignore lint/suspicious/noExplicitAny: matches every constructor signature.
 export type InstanceOf<T> = T extends abstract new (...args: any) => infer I ? I : T;
 
-/** Names a ref may not use for methods: they are the ref's own `close()`, and `then` would make it a thenable. */
-export type ReservedName = 'close' | 'then';
-
-/** The method names of `I` (functions only), minus the reserved ones. */
+/** The method names of `I` (functions only), minus the names a ref keeps for itself (method-names.ts). */
 export type MethodNames<I> = {
   [K in keyof I]: K extends string ? (K extends ReservedName ? never : I[K] extends AnyFn ? K : never) : never;
 }[keyof I];

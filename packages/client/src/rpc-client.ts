@@ -1,9 +1,10 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js';
 import { CLOSE_CODES } from './close-codes.js';
-import { codeFromWire, isErrorCode } from './error-codes.js';
+import { codeFromWire, type ErrorCode, isErrorCode } from './error-codes.js';
 import { FrameDecoder, isServerHello } from './frame-decoder.js';
 import { FrameEncoder } from './frame-encoder.js';
 import { HeaplessError } from './heapless-error.js';
+import { illFormedArguments } from './ill-formed.js';
 import { DEFAULT_MAX_CALLS_PER_FRAME, DEFAULT_MAX_FRAME_BYTES, HELLO_ID, MAX_CALL_ID } from './limits.js';
 import type { OpenSocket, SocketLike } from './socket-like.js';
 
@@ -74,6 +75,7 @@ export class RpcClient {
   #tickNow = 0;
   #maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
   #maxCallsPerFrame = DEFAULT_MAX_CALLS_PER_FRAME;
+  #methods: ReadonlySet<string> | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined = NO_TIMER;
   #helloTimer: ReturnType<typeof setTimeout> | undefined = NO_TIMER;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined = NO_TIMER;
@@ -116,6 +118,16 @@ export class RpcClient {
     }
     if (this.#timer === NO_TIMER && this.#timeoutMs > 0) this.#armTimer();
     return promise;
+  }
+
+  /** The server's URL. */
+  get url(): string {
+    return this.#url;
+  }
+
+  /** The methods the server's last hello listed, or null before a hello or when it listed none. */
+  get methods(): ReadonlySet<string> | null {
+    return this.#methods;
   }
 
   /** Calls made and not yet answered (sent or waiting to be sent). */
@@ -196,6 +208,7 @@ export class RpcClient {
     this.#helloTimer = NO_TIMER;
     this.#maxFrameBytes = hello.maxFrameBytes;
     this.#maxCallsPerFrame = hello.maxCallsPerFrame;
+    this.#methods = hello.methods === undefined ? null : new Set(hello.methods);
     this.#state = 'open';
     this.#attempt = 0;
     this.#firstOpen?.resolve();
@@ -214,12 +227,11 @@ export class RpcClient {
       return;
     }
     const detail = `${this.#url} closed (${code}${reason ? ` ${reason}` : ''})`;
-    if (code === CLOSE_CODES.UNAUTHORIZED || code === CLOSE_CODES.FORBIDDEN) {
-      // Refused, not lost: trying again would be refused again.
+    // A refusal that another attempt would meet again: fail for good, do not reconnect.
+    const refusal = finalRefusal(code, reason);
+    if (refusal !== undefined) {
       this.#state = 'closed';
       this.#clearTimers();
-      const refusal =
-        code === CLOSE_CODES.UNAUTHORIZED ? 'UNAUTHORIZED' : isErrorCode(reason) ? reason : 'ORIGIN_NOT_ALLOWED';
       const err = new HeaplessError(refusal, detail, { closeCode: code });
       this.#firstOpen?.reject(err);
       this.#firstOpen = null;
@@ -294,7 +306,8 @@ export class RpcClient {
 
   /**
    * Sends `calls` as one frame, or as several if the frame would be too big or a value cannot be encoded; a single call
-   * that is too big (`CALL_TOO_LARGE`) or cannot be encoded (`BAD_ARGUMENTS`) fails alone, unsent.
+   * that is too big (`CALL_TOO_LARGE`) or cannot be encoded (`BAD_ARGUMENTS`: msgpackr refused a value, or a string
+   * has a lone surrogate, which msgpack's UTF-8 strings cannot carry) fails alone, unsent.
    */
   #send(calls: [number, string, unknown[]][]): void {
     const socket = this.#socket;
@@ -303,7 +316,8 @@ export class RpcClient {
     let failure: HeaplessError | null = null;
     try {
       bytes = this.#encoder.encode(calls);
-      if (bytes.length > this.#maxFrameBytes) {
+      failure = illFormedArguments(calls[0][1], bytes, calls) ?? null;
+      if (failure === null && bytes.length > this.#maxFrameBytes) {
         failure = new HeaplessError(
           'CALL_TOO_LARGE',
           `call ${calls[0][1]} is ${bytes.length} bytes, the frame limit is ${this.#maxFrameBytes}`,
@@ -355,4 +369,12 @@ export class RpcClient {
     clearTimeout(this.#reconnectTimer);
     this.#timer = this.#helloTimer = this.#reconnectTimer = NO_TIMER;
   }
+}
+
+/** The error code of a close that another attempt would meet again (so the client must not reconnect), if it is one. */
+function finalRefusal(code: number, reason: string): ErrorCode | undefined {
+  if (code === CLOSE_CODES.UNAUTHORIZED) return 'UNAUTHORIZED';
+  if (code === CLOSE_CODES.FORBIDDEN) return isErrorCode(reason) ? reason : 'ORIGIN_NOT_ALLOWED';
+  if (code === CLOSE_CODES.PROTOCOL_ERROR && reason === 'UNSUPPORTED_PROTOCOL') return 'UNSUPPORTED_PROTOCOL';
+  return undefined;
 }

@@ -13,7 +13,8 @@ import { readUtf8, type Utf8Decoder, utf8Length, writeUtf8 } from './struct-utf8
  *   array(t, n)           n elements of scalar type t, back to back
  *
  * Fields are packed in declaration order, little-endian, no padding (reads go through DataView, which allows
- * unaligned access). Integers wrap like typed arrays; a string or array longer than its field is refused.
+ * unaligned access). A value that does not fit is refused, never wrapped or cut: an integer outside its type's
+ * range, a string or an array longer than its field (STRUCT_FIELD_OVERFLOW).
  */
 
 export type ScalarType = 'u8' | 'i8' | 'u16' | 'i16' | 'u32' | 'i32' | 'f32' | 'f64' | 'bool' | 'i64' | 'u64';
@@ -154,10 +155,36 @@ function zeroOf(t: ScalarType): number | bigint | boolean {
   return t === 'i64' || t === 'u64' ? 0n : t === 'bool' ? false : 0;
 }
 
-/** Throws STRUCT_INVALID_VALUE unless `v` has the JS type of `t` (boolean, bigint or number). */
+/** The range of each integer type: a value outside it does not fit, and is refused rather than wrapped. */
+const INT_RANGES: Readonly<Record<'u8' | 'i8' | 'u16' | 'i16' | 'u32' | 'i32', readonly [number, number]>> = {
+  u8: [0, 0xff],
+  i8: [-0x80, 0x7f],
+  u16: [0, 0xffff],
+  i16: [-0x8000, 0x7fff],
+  u32: [0, 0xffff_ffff],
+  i32: [-0x8000_0000, 0x7fff_ffff],
+};
+const BIG_RANGES: Readonly<Record<'i64' | 'u64', readonly [bigint, bigint]>> = {
+  i64: [-(2n ** 63n), 2n ** 63n - 1n],
+  u64: [0n, 2n ** 64n - 1n],
+};
+
+/**
+ * Throws STRUCT_INVALID_VALUE unless `v` has the JS type of `t` (boolean, bigint or number; an integer for an integer
+ * type), and STRUCT_FIELD_OVERFLOW for an integer outside the type's range (300 in a `u8`, 2^33 in a `u32`).
+ */
 export function checkScalar(t: ScalarType, v: unknown, name: string): void {
   const want = t === 'bool' ? 'boolean' : t === 'i64' || t === 'u64' ? 'bigint' : 'number';
   if (typeof v !== want) throw invalidValue(`struct field ${name} (${t}) needs a ${want}, got ${typeof v}`);
+  if (t === 'bool' || t === 'f32' || t === 'f64') return;
+  if (t === 'i64' || t === 'u64') {
+    const [lo, hi] = BIG_RANGES[t];
+    if ((v as bigint) < lo || (v as bigint) > hi) throw overflow(name, String(v), t);
+    return;
+  }
+  if (!Number.isInteger(v)) throw invalidValue(`struct field ${name} (${t}) needs an integer, got ${String(v)}`);
+  const [lo, hi] = INT_RANGES[t];
+  if ((v as number) < lo || (v as number) > hi) throw overflow(name, String(v), t);
 }
 
 /** Throws STRUCT_INVALID_VALUE or STRUCT_FIELD_OVERFLOW unless `x` can be written to field `f`. */

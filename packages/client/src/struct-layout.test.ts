@@ -91,7 +91,7 @@ describe('struct layout', () => {
       '07000000' + '0368c3a90000' + 'ffff0000',
     ],
     ['u16 prefix above 255', struct({ s: utf8(256) }), { s: 'ab' }, `0200${'6162'}${'00'.repeat(254)}`],
-    ['integers wrap', struct({ x: 'u8', y: 'i16' }), { x: 300, y: 40000 }, '2c' + '409c'],
+    ['integers at their limits', struct({ x: 'u8', y: 'i16' }), { x: 255, y: -32768 }, 'ff' + '0080'],
     ['lone surrogate is U+FFFD', struct({ s: utf8(4) }), { s: '\ud800' }, '03efbfbd00'],
     ['surrogate pair is 4 bytes', struct({ s: utf8(4) }), { s: '😀' }, '04f09f9880'],
     ['u64 and bool', struct({ u: 'u64', b: 'bool' }), { u: 2n ** 64n - 2n, b: true }, 'feffffffffffffff01'],
@@ -145,6 +145,16 @@ describe('struct layout', () => {
       [{ ...good, s: 'aé' }, 'no error' as ErrorCode],
       [{ ...good, s: 'aéb' }, 'STRUCT_FIELD_OVERFLOW'],
       [{ ...good, a: [1, 2, 3] }, 'STRUCT_FIELD_OVERFLOW'],
+      [{ ...good, n: 2 ** 33 }, 'STRUCT_FIELD_OVERFLOW'], // used to store 0
+      [{ ...good, n: 2 ** 32 }, 'STRUCT_FIELD_OVERFLOW'],
+      [{ ...good, n: -1 }, 'STRUCT_FIELD_OVERFLOW'],
+      [{ ...good, n: 2 ** 32 - 1 }, 'no error' as ErrorCode],
+      [{ ...good, n: 1.5 }, 'STRUCT_INVALID_VALUE'],
+      [{ ...good, n: Number.NaN }, 'STRUCT_INVALID_VALUE'],
+      [{ ...good, a: [1, 256] }, 'STRUCT_FIELD_OVERFLOW'],
+      [{ ...good, big: 2n ** 70n }, 'STRUCT_FIELD_OVERFLOW'], // used to store 0
+      [{ ...good, big: 2n ** 63n }, 'STRUCT_FIELD_OVERFLOW'],
+      [{ ...good, big: -(2n ** 63n) - 1n }, 'STRUCT_FIELD_OVERFLOW'],
       [null, 'STRUCT_INVALID_VALUE'],
       [42, 'STRUCT_INVALID_VALUE'],
     ];
@@ -165,6 +175,9 @@ describe('struct layout', () => {
     expect(code(() => v.a.get(-1))).toBe('STRUCT_INVALID_VALUE');
     expect(code(() => v.a.set(0.5, 1))).toBe('STRUCT_INVALID_VALUE');
     expect(code(() => v.a.set(0, 1n as never))).toBe('STRUCT_INVALID_VALUE');
+    expect(code(() => v.a.set(0, 300))).toBe('STRUCT_FIELD_OVERFLOW');
+    expect(code(() => (v.n = 2 ** 33))).toBe('STRUCT_FIELD_OVERFLOW');
+    expect(code(() => (v.big = 2n ** 70n))).toBe('STRUCT_FIELD_OVERFLOW');
     expect(hex(bytes)).toBe(before);
   });
 
@@ -212,14 +225,14 @@ describe('struct views', () => {
     const v = All.view(buf, 3);
     v.assign(sample);
     expect(All.decode(buf, 3)).toEqual(sample);
-    v.e = -1; // wraps like a Uint32Array
+    v.e = 4294967295;
     v.short = 'ab';
     v.long = 'x'.repeat(300);
     v.ids.set(1, 99);
     v.bits.assign([false]);
     v.bigs.assign([5n]);
     v.flag = false;
-    v.big = 2n ** 63n; // wraps to i64's min
+    v.big = -(2n ** 63n);
     expect(All.decode(buf, 3)).toEqual({
       ...sample,
       e: 4294967295,

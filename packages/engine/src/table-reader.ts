@@ -531,15 +531,20 @@ export class TableReader {
 
 // A forward scan that has read this many blocks back to back from the file switches to readahead.
 const SEQUENTIAL_READS_FOR_READAHEAD = 2;
-// Readahead window: one read of this many bytes replaces ~64 reads of 4 KiB blocks.
+// The first window of an iterator: a few blocks. A short scan (a page of a hundred entries, read by an iterator of
+// its own) then reads about what it uses rather than a whole 256 KiB window per page.
+const INITIAL_READAHEAD_BYTES = 16 * 1024;
+// Each further window doubles, up to this: one read of 256 KiB replaces ~64 reads of 4 KiB blocks (RocksDB's
+// automatic readahead grows the same way, 8 KiB to 256 KiB).
 const READAHEAD_BYTES = 256 * 1024;
 
 /**
  * Two-level cursor: a cursor over the index block chooses the data block, a second cursor walks inside it. The data
  * cursor is re-pointed from block to block, so iteration allocates only when a block is read from the file.
  *
- * A forward scan that keeps missing the cache reads ahead: one 256 KiB read serves the next blocks, each still checked
- * by its own CRC. A window is never reused, so views into it stay valid like any block's.
+ * A forward scan that keeps missing the cache reads ahead: one read serves the next blocks, each still checked by its
+ * own CRC; windows start at 16 KiB and double up to 256 KiB. A window is never reused, so views into it stay valid
+ * like any block's.
  */
 class TableIterator implements InternalIterator {
   private readonly reader: TableReader;
@@ -553,6 +558,8 @@ class TableIterator implements InternalIterator {
   private sequentialReads = 0;
   private window: Uint8Array | null = null;
   private windowStart = 0;
+  /** Bytes of the next readahead window. */
+  private readahead = INITIAL_READAHEAD_BYTES;
   private closed = false;
 
   constructor(reader: TableReader, fillCache: boolean) {
@@ -640,7 +647,8 @@ class TableIterator implements InternalIterator {
       return reader.blockFromWindow(w, this.windowStart, offset, size, this.fillCache);
     }
     if (this.sequentialReads >= SEQUENTIAL_READS_FOR_READAHEAD) {
-      const next = reader.readWindow(offset, Math.max(READAHEAD_BYTES, end - offset));
+      const next = reader.readWindow(offset, Math.max(this.readahead, end - offset));
+      this.readahead = Math.min(READAHEAD_BYTES, this.readahead * 2);
       this.window = next;
       this.windowStart = offset;
       return reader.blockFromWindow(next, offset, offset, size, this.fillCache);

@@ -10,7 +10,10 @@ export const OffHeapErrorCodes = {
   KEY_TOO_LARGE: 'HEAPLESS_ERR_OFFHEAP_KEY_TOO_LARGE',
   /** A record (header + key + value) does not fit in the largest arena segment. */
   VALUE_TOO_LARGE: 'HEAPLESS_ERR_OFFHEAP_VALUE_TOO_LARGE',
-  /** A struct field was given a value it cannot hold (string longer than its `utf8(n)`, array longer than `n`). */
+  /**
+   * A struct field was given a value it cannot hold: an integer outside its type's range, a string longer than its
+   * `utf8(n)`, an array longer than `n`.
+   */
   FIELD_OVERFLOW: 'HEAPLESS_ERR_OFFHEAP_FIELD_OVERFLOW',
   /** The value cannot be serialized by the map's codec (msgpackr threw, or a struct map was given a non-object). */
   ENCODE_FAILED: 'HEAPLESS_ERR_OFFHEAP_ENCODE_FAILED',

@@ -10,6 +10,7 @@ export {
   type OffHeapMapStats,
 } from './offheap-map.js';
 export { attach, OffHeapMapReader } from './offheap-reader.js';
+export type { RangeOptions, RangePage } from './ordered-range.js';
 export type { WorkerFunction } from './parallel-task.js';
 export type { ScanCursor } from './record-cursor.js';
 export type { SharedLayout, SharedMapHandle } from './shared-handle.js';

@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { OffHeapErrorCodes } from './errors.js';
 import {
   bytesEqual,
   hashBytes,
+  isUtf8Key,
   KeyHasher,
   utf8Equals,
   utf8EqualsAligned,
@@ -11,22 +13,65 @@ import {
   writeUtf8,
 } from './key-bytes.js';
 
+/** Strings of any UTF-16 code units, lone surrogates often. */
+const codeUnitString = fc
+  .array(fc.oneof(fc.integer({ min: 0, max: 0xffff }), fc.constantFrom(0x61, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xfffd)), {
+    maxLength: 12,
+  })
+  .map((units) => String.fromCharCode(...units));
+
 describe('key bytes', () => {
-  it('encodes exactly like TextEncoder, lone surrogates included', () => {
+  it('encodes exactly like TextEncoder, lone surrogates included; hashes only well-formed keys', () => {
     const enc = new TextEncoder();
     const h = new KeyHasher();
     fc.assert(
-      fc.property(fc.string({ unit: 'binary' }), (s) => {
+      fc.property(codeUnitString, (s) => {
         const want = enc.encode(s);
         const dst = new Uint8Array(want.length + 4);
         expect(writeUtf8(s, dst, 2)).toBe(want.length);
         expect(Array.from(dst.subarray(2, 2 + want.length))).toEqual(Array.from(want));
         expect(utf8Length(s)).toBe(want.length);
+        expect(utf8Equals(s, dst, 2, want.length)).toBe(true);
+        if (!s.isWellFormed()) {
+          expect(() => h.hashString(s)).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.INVALID_ARGUMENT }));
+          return;
+        }
         expect(h.hashString(s)).toBe(hashBytes(want, 0, want.length));
         expect(h.byteLength).toBe(want.length);
-        expect(utf8Equals(s, dst, 2, want.length)).toBe(true);
       }),
     );
+  });
+
+  it('refuses a lone surrogate wherever it is in the key', () => {
+    const h = new KeyHasher();
+    for (const s of [
+      '\ud800',
+      '\udc00',
+      'a\ud800',
+      '\ud800a',
+      'abcd\udfff',
+      '😀\ud83d',
+      '\ude00😀',
+      `${'x'.repeat(70)}\ud800`,
+    ]) {
+      expect(() => h.hashString(s)).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.INVALID_ARGUMENT }));
+    }
+    expect(h.hashString('\ud83d\ude00')).toBe(h.hashString('😀'));
+  });
+
+  it('tells valid UTF-8 key bytes from bytes that no string encodes to', () => {
+    const enc = new TextEncoder();
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), (s) => {
+        const b = enc.encode(`..${s}`);
+        expect(isUtf8Key(b, 2, b.length - 2)).toBe(true);
+      }),
+    );
+    for (const bad of [[0xff], [0x80], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf4, 0x90, 0x80, 0x80]]) {
+      const b = Uint8Array.of(0x61, ...bad, 0x62);
+      expect(isUtf8Key(b, 0, b.length)).toBe(false);
+      expect(isUtf8Key(b, 0, 1)).toBe(true); // the range alone counts
+    }
   });
 
   it('utf8Equals and its word-at-a-time form reject any other key of the same length', () => {

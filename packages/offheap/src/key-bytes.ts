@@ -1,7 +1,9 @@
 /**
  * Keys are bytes. A string key is its UTF-8 encoding, computed here so that hashing, comparing and copying a
- * string key never allocates for ASCII keys (no TextEncoder round trip, no temporary Uint8Array). A lone surrogate
- * encodes as U+FFFD (EF BF BD), exactly as TextEncoder does.
+ * string key never allocates for ASCII keys (no TextEncoder round trip, no temporary Uint8Array). A string key must
+ * be well-formed UTF-16: one with a lone surrogate has no UTF-8 encoding of its own (TextEncoder would write U+FFFD,
+ * the encoding of another key), so `hashString` refuses it. The encoders below still write U+FFFD for a lone
+ * surrogate: struct string fields take any string.
  *
  * The hash is MurmurHash3 (x86, 32-bit) of the UTF-8 bytes, read as little-endian 4-byte words: an ASCII string is
  * hashed four code units per round straight from the string, other strings are first encoded into the hasher's
@@ -9,6 +11,9 @@
  * lets a map rebuilt from the engine's byte keys answer lookups by string. The result is an int32 (a small integer
  * for V8: no heap number between hash, probe and compare).
  */
+
+import { isUtf8 } from 'node:buffer';
+import { invalidArgument } from './errors.js';
 
 const SEED = 0x9747b28c;
 /** Keys up to this many bytes are kept as words by `KeyHasher` for the probe's compare (longer: compared by code unit). */
@@ -58,7 +63,10 @@ export class KeyHasher {
   wordsValid = false;
   private scratch = new Uint8Array(256);
 
-  /** Hash of the UTF-8 encoding of `s`; sets `byteLength`. */
+  /**
+   * Hash of the UTF-8 encoding of `s`; sets `byteLength`. Throws INVALID_ARGUMENT if `s` is not well-formed UTF-16
+   * (checked only for keys with a code unit above 0x7f: an ASCII string cannot hold a surrogate).
+   */
   hashString(s: string): number {
     const len = s.length;
     const words = this.words;
@@ -90,12 +98,28 @@ export class KeyHasher {
   /** Non-ASCII keys: encode into the scratch buffer, hash the bytes. */
   private hashEncoded(s: string): number {
     this.wordsValid = false;
+    if (!s.isWellFormed()) throw illFormedKey(s);
     const n = utf8Length(s);
     if (n > this.scratch.length) this.scratch = new Uint8Array(Math.max(n, this.scratch.length * 2));
     writeUtf8(s, this.scratch, 0);
     this.byteLength = n;
     return hashBytes(this.scratch, 0, n);
   }
+}
+
+/** The error for a string key with a lone surrogate; the message shows the key with its surrogates escaped. */
+export function illFormedKey(s: string): Error {
+  return invalidArgument(`key ${JSON.stringify(s)} is not well-formed UTF-16 (a lone surrogate): it has no UTF-8 form`);
+}
+
+/**
+ * True if the `len` bytes of `b` at `off` are valid UTF-8 (no surrogates, no overlong forms), so that decoding them
+ * gives back a string that encodes to the very same bytes. ASCII keys are checked here; others by `isUtf8`.
+ */
+export function isUtf8Key(b: Uint8Array, off: number, len: number): boolean {
+  const end = off + len;
+  for (let i = off; i < end; i++) if (b[i]! >= 0x80) return isUtf8(b.subarray(off, end));
+  return true;
 }
 
 /** Hash of `len` bytes of `b` from `off`; equal to `hashString` of a string whose UTF-8 encoding they are. */

@@ -30,6 +30,7 @@ describe('OffHeapMap (memory-only)', () => {
     expect([...m.keys()].sort()).toEqual(['a', 'é😀']);
     await m.close();
     expect(() => m.set('c', 1)).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.CLOSED }));
+    expect(() => m.delete('a')).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.CLOSED }));
   });
 
   it('returns binary fields as copies that a later get does not overwrite', () => {
@@ -50,6 +51,21 @@ describe('OffHeapMap (memory-only)', () => {
     expect(() => m.get('x' as unknown as Uint8Array)).toThrow(
       expect.objectContaining({ code: OffHeapErrorCodes.INVALID_ARGUMENT }),
     );
+  });
+
+  it('answers getBytes, and the keys of a bytes map, with copies that later writes leave alone', () => {
+    const m = new OffHeapMap<string, unknown>({ threads: 1 });
+    m.setBytes('a', Uint8Array.of(1, 2, 3));
+    const got = m.getBytes('a')!;
+    m.setBytes('a', Uint8Array.of(9, 9, 9)); // same size: overwritten in place
+    expect(Array.from(got)).toEqual([1, 2, 3]);
+    expect(got.buffer).not.toBeInstanceOf(SharedArrayBuffer);
+    const b = new OffHeapMap<Uint8Array, unknown>({ keys: 'bytes', threads: 1 });
+    b.setBytes(Uint8Array.of(7, 7), Uint8Array.of(0xc0));
+    const [key] = [...b.keys()];
+    b.delete(Uint8Array.of(7, 7));
+    b.setBytes(Uint8Array.of(5, 5), Uint8Array.of(0xc0)); // reuses the freed block
+    expect(Array.from(key!)).toEqual([7, 7]);
   });
 
   it('decodes bytes another encoder made (inline record definitions) without disturbing its own structures', () => {

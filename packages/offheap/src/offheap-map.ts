@@ -16,9 +16,10 @@ import {
 import { closedError, invalidArgument, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
 import { HashTable, SLOT_BYTES } from './hash-table.js';
 import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from './image.js';
-import { hashBytes, KeyHasher, writeUtf8 } from './key-bytes.js';
+import { hashBytes, isUtf8Key, KeyHasher, writeUtf8 } from './key-bytes.js';
 import { MsgpackCodec, type Structures } from './msgpack-codec.js';
 import type { ImageLoader } from './native.js';
+import { firstInRange, keyRangeOf, type RangeOptions, type RangePage } from './ordered-range.js';
 import type { ParallelResult, ParallelTask, WorkerFunction } from './parallel-task.js';
 import {
   type DirectoryState,
@@ -136,8 +137,16 @@ export interface ImageHooks {
   write(id: Uint8Array, sequence: number): void;
 }
 
+/**
+ * Receives one entry: key `b[keyOff, keyOff+keyLen)`, then its value's `valueLen` bytes (a view valid during the
+ * call); false stops the walk.
+ */
+export type EntryVisitor = (b: Buffer, keyOff: number, keyLen: number, valueLen: number) => boolean;
+
 /** The durable side of a map, implemented over `@heapless/engine` (see persistence.ts). */
 export interface MapPersistence {
+  /** Visits at most `limit` entries in [`lower`, `upper`), in key byte order (see persistence.ts). */
+  entriesInRange(lower: Uint8Array, upper: Uint8Array | null, limit: number, visit: EntryVisitor): void;
   /** Records that `key` now maps to `value` (views into the arena: copied before returning). */
   put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void;
   del(key: Uint8Array): void;
@@ -158,6 +167,9 @@ export interface MapPersistence {
 
 /**
  * A Map-like store whose keys and values live in SharedArrayBuffers, not on the JS heap.
+ *
+ * Keys are strings (stored as their UTF-8 bytes) or Uint8Arrays. A string key must be well-formed UTF-16: every
+ * method that takes a key throws INVALID_ARGUMENT for one with a lone surrogate, which has no UTF-8 form of its own.
  *
  * All reads and writes are synchronous and immediately visible. Values are msgpack (records with shared
  * structures) by default, or a fixed `struct` layout read and written in place through views. A map from
@@ -334,7 +346,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const seg = loc >>> LOC_OFFSET_BITS;
     const off = (loc & LOC_OFFSET_MASK) * 8;
     const start = off + RECORD_HEADER_BYTES + this.arena.u16[seg]![(off + 4) >>> 1]!;
-    return this.arena.u8[seg]!.slice(start, start + this.arena.u32[seg]![off >>> 2]!);
+    return copyOf(this.arena.u8[seg]!, start, start + this.arena.u32[seg]![off >>> 2]!);
   }
 
   /**
@@ -393,6 +405,73 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     if (this.shared) Atomics.store(this.control, CTRL_SIZE, this.count);
     if (keyCopy !== null) this.persistence!.del(keyCopy);
     return true;
+  }
+
+  /**
+   * One page of the entries whose keys start with `prefix` and lie at or after `gte` (or after `gt`) and before
+   * `lt`, in key order — the byte order of the keys (of their UTF-8 for string keys: Unicode code point order) —
+   * each with a copy of its value's stored bytes; at most `limit` (default 100) entries, fewer once they take
+   * `maxBytes`. `more` is true when entries of the range follow the page: ask again with `gt` = the last key.
+   *
+   * Cost: a persisted map reads the page from the engine's sorted iterator (one seek, then the page: O(log N +
+   * page); table blocks not in the block cache are read from disk, synchronously). The engine holds every write of
+   * the map as soon as the write returns, so the page is what `getBytes` would answer. A memory-only map has no
+   * ordered index: a page costs one pass over the hash index — every key compared where it lies, no copy or string
+   * for a key outside the page, O(N) per page.
+   *
+   * Synchronous: the page is the map at the call. Throws INVALID_ARGUMENT (bad options, a bound of the wrong kind or
+   * with a lone surrogate), PERSIST_FAILED (an engine write failed, so the engine's keys may not be the map's),
+   * CLOSED, or the engine's errors (CorruptionError reading a table).
+   */
+  range(options: RangeOptions<K> = {}): RangePage<K> {
+    if (this.closed) throw closedError('map');
+    if (typeof options !== 'object' || options === null) throw invalidArgument('range(options: object)');
+    const limit = options.limit ?? 100;
+    const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    if (!Number.isInteger(limit) || limit < 1) throw invalidArgument('range: limit must be an integer ≥ 1');
+    if (!(maxBytes >= 1)) throw invalidArgument('range: maxBytes must be ≥ 1');
+    const persistence = this.persistence;
+    if (persistence !== null && persistence.failure !== undefined) {
+      throw new OffHeapError(
+        OffHeapErrorCodes.PERSIST_FAILED,
+        'an earlier engine write failed: the engine may not hold every key of the map, so it cannot order them',
+        { cause: persistence.failure },
+      );
+    }
+    const page: RangePage<K> = { entries: [], more: false };
+    const range = keyRangeOf(options, this.keysAreStrings);
+    if (range === null) return page;
+    let bytes = 0;
+    /** Adds the entry (key `b[off, off+len)`, then `vlen` value bytes) to the page, or says the page is full. */
+    const add = (b: Buffer, off: number, len: number, vlen: number): boolean => {
+      if (page.entries.length === limit || bytes >= maxBytes) {
+        page.more = true;
+        return false;
+      }
+      const key = (
+        this.keysAreStrings ? Buffer.prototype.utf8Slice.call(b, off, off + len) : copyOf(b, off, off + len)
+      ) as K;
+      page.entries.push([key, copyOf(b, off + len, off + len + vlen)]);
+      bytes += len + vlen;
+      return true;
+    };
+    if (persistence !== null) {
+      persistence.entriesInRange(range.lower, range.upper, limit + 1, add);
+      return page;
+    }
+    const arena = this.arena;
+    for (const loc of firstInRange(
+      this.old === null ? [this.table] : [this.old, this.table],
+      arena,
+      range,
+      limit + 1,
+    )) {
+      const seg = loc >>> LOC_OFFSET_BITS;
+      const off = (loc & LOC_OFFSET_MASK) * 8;
+      const klen = arena.u16[seg]![(off + 4) >>> 1]!;
+      if (!add(arena.u8[seg]!, off + RECORD_HEADER_BYTES, klen, arena.u32[seg]![off >>> 2]!)) break;
+    }
+    return page;
   }
 
   /** Removes every entry (one persisted delete per key). */
@@ -806,9 +885,17 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /**
    * Adds a record read back from the engine at open: `engineKey` is the namespace byte then the key. Engine keys
-   * are unique and hash and compare like their string, so no lookup is needed; nothing is persisted.
+   * are unique and hash and compare like their string, so no lookup is needed; nothing is persisted. A string map
+   * refuses (INCOMPATIBLE) a key whose bytes are not UTF-8: no string key names it, and decoding it with
+   * replacement characters would alias it with another key.
    */
   private load(engineKey: Uint8Array, value: Uint8Array): void {
+    if (this.keysAreStrings && !isUtf8Key(engineKey, 1, engineKey.length - 1)) {
+      throw new OffHeapError(
+        OffHeapErrorCodes.INCOMPATIBLE,
+        `the engine holds key 0x${Buffer.from(engineKey.subarray(1, 65)).toString('hex')} which is not UTF-8: a map of string keys cannot hold it (open it with keys: 'bytes')`,
+      );
+    }
     if (this.structType !== null && value.length !== this.structType.size) {
       throw new OffHeapError(
         OffHeapErrorCodes.INCOMPATIBLE,
@@ -1026,7 +1113,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const u8 = this.arena.u8[seg]!;
     const klen = this.arena.u16[seg]![(off + 4) >>> 1]!;
     const start = off + RECORD_HEADER_BYTES;
-    return (this.keysAreStrings ? u8.toString('utf8', start, start + klen) : u8.slice(start, start + klen)) as K;
+    return (this.keysAreStrings ? u8.toString('utf8', start, start + klen) : copyOf(u8, start, start + klen)) as K;
   }
 
   private readValue(seg: number, off: number): V {
@@ -1078,6 +1165,17 @@ async function settleAll(runs: Promise<unknown>[]): Promise<unknown[]> {
     if (r.status === 'rejected') throw r.reason;
     out.push(r.value);
   }
+  return out;
+}
+
+/**
+ * A copy of `b[start, end)`. (`slice` would not do: the arena's and the engine scratch's views are Buffers, whose
+ * `slice` is a view of the same memory, which the map reuses.) A small copy comes from Node's Buffer pool, which
+ * costs far less than an ArrayBuffer of its own (and the external-memory GCs that many of them start).
+ */
+function copyOf(b: Buffer, start: number, end: number): Uint8Array {
+  const out = Buffer.allocUnsafe(end - start);
+  b.copy(out, 0, start, end); // no view of the source made on the way
   return out;
 }
 

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Engine, EngineStats, WriteOperation } from '@heapless/engine';
+import { ENTRY_HEADER_SIZE, type Engine, type EngineStats, type WriteOperation } from '@heapless/engine';
 import { pack, unpack } from 'msgpackr';
 import { OffHeapError, OffHeapErrorCodes } from './errors.js';
 import type { Structures } from './msgpack-codec.js';
-import type { ImageHooks, MapPersistence } from './offheap-map.js';
+import type { EntryVisitor, ImageHooks, MapPersistence } from './offheap-map.js';
 
 /**
  * How a map lives in its engine directory. Engine keys carry a one-byte namespace so the map's own metadata can
@@ -29,6 +29,10 @@ const SYNC_KEY = metaKey('sync');
 const COUNT_KEY = metaKey('count');
 const IMAGE_KEY = metaKey('image');
 const EMPTY = new Uint8Array(0);
+/** The first engine key after every user key. */
+const DATA_END = Uint8Array.of(NS_DATA + 1);
+/** Where `entriesInRange` copies entries to: a page of small entries fits at once; a larger one grows it. */
+const RANGE_SCRATCH_BYTES = 64 * 1024;
 const noop = (): void => {};
 
 function metaKey(name: string): Uint8Array {
@@ -131,6 +135,7 @@ export class EnginePersistence implements MapPersistence {
     for (const resolve of w) resolve();
   };
   private keyScratch: Buffer = Buffer.allocUnsafeSlow(1024);
+  private rangeScratch: Buffer = Buffer.allocUnsafeSlow(RANGE_SCRATCH_BYTES);
   private readonly onError = (err: unknown): void => {
     if (this.failure === undefined) this.failure = err;
     this.onSettled();
@@ -211,6 +216,49 @@ export class EnginePersistence implements MapPersistence {
       }
     }
     await this.engine.close();
+  }
+
+  /**
+   * Calls `visit(b, keyOff, keyLen, valueLen)` with each user key in [`lower`, `upper`) in byte order and its value
+   * (the `valueLen` bytes after the key in `b`), from the engine's sorted iterator — one seek, then at most `limit`
+   * entries copied from the blocks into one reused buffer — until it returns false. The view is valid during the
+   * call only. The engine holds every write of the map, applied to its memtable before the map's write returned,
+   * so these are the map's entries while no engine write failed. Throws the engine's CorruptionError, or CLOSED.
+   */
+  entriesInRange(lower: Uint8Array, upper: Uint8Array | null, limit: number, visit: EntryVisitor): void {
+    const it = this.engine.iterator({
+      gte: this.engineKeyOf(lower),
+      lt: upper === null ? DATA_END : this.engineKeyOf(upper),
+      limit,
+    });
+    try {
+      let buf = this.rangeScratch;
+      for (;;) {
+        const end = it.nextvInto(buf, 0);
+        if (end === 0) return;
+        if (end < 0) {
+          buf = this.rangeScratch = Buffer.allocUnsafeSlow(Math.max(-end, buf.length * 2));
+          continue;
+        }
+        for (let p = 0; p < end; ) {
+          const klen = buf.readUInt32LE(p);
+          const vlen = buf.readUInt32LE(p + 4);
+          p += ENTRY_HEADER_SIZE;
+          if (!visit(buf, p + 1, klen - 1, vlen)) return;
+          p += klen + vlen;
+        }
+      }
+    } finally {
+      void it.close();
+    }
+  }
+
+  /** A copy of `key` with the data namespace byte before it. */
+  private engineKeyOf(key: Uint8Array): Uint8Array {
+    const out = new Uint8Array(key.length + 1);
+    out[0] = NS_DATA;
+    out.set(key, 1);
+    return out;
   }
 
   /** Resolves when every write tracked so far has settled. */

@@ -79,14 +79,47 @@ describe('struct', () => {
     for (const v of [low, high]) expect(All.decode(All.encode(v))).toEqual(v);
   });
 
-  it('wraps integers like typed arrays and refuses overflowing strings and arrays', () => {
+  it('refuses integers outside their type, overflowing strings and arrays, and writes nothing of them', () => {
     const S = struct({ a: 'u8', b: 'i16', s: utf8(4), xs: array('u8', 2) });
-    expect(S.decode(S.encode({ a: 300, b: 40000, s: 'abcd', xs: [1] }))).toEqual({
-      a: 44,
-      b: 40000 - 65536,
+    expect(S.decode(S.encode({ a: 255, b: -32768, s: 'abcd', xs: [1] }))).toEqual({
+      a: 255,
+      b: -32768,
       s: 'abcd',
       xs: [1, 0],
     });
+    const overflow = expect.objectContaining({ code: OffHeapErrorCodes.FIELD_OVERFLOW });
+    const encodeFailed = expect.objectContaining({ code: OffHeapErrorCodes.ENCODE_FAILED });
+    for (const bad of [{ a: 256 }, { a: -1 }, { b: 32768 }, { b: -32769 }, { xs: [0, 256] }]) {
+      expect(() => S.encode({ a: 1, b: 1, s: '', xs: [], ...bad })).toThrow(overflow);
+    }
+    for (const bad of [{ a: 1.5 }, { b: Number.NaN }, { a: Number.POSITIVE_INFINITY }, { xs: [0.5] }]) {
+      expect(() => S.encode({ a: 1, b: 1, s: '', xs: [], ...bad })).toThrow(encodeFailed);
+    }
+    const W = struct({ u: 'u32', i: 'i32', big: 'i64', ubig: 'u64' });
+    const ok = { u: 2 ** 32 - 1, i: -(2 ** 31), big: -(2n ** 63n), ubig: 2n ** 64n - 1n };
+    expect(W.decode(W.encode(ok))).toEqual(ok);
+    for (const bad of [
+      { u: 2 ** 33 },
+      { u: 2 ** 32 },
+      { i: 2 ** 31 },
+      { big: 2n ** 70n },
+      { big: 2n ** 63n },
+      { ubig: -1n },
+    ]) {
+      expect(() => W.encode({ ...ok, ...bad })).toThrow(overflow);
+    }
+    // Through a view: refused, and the record keeps its bytes.
+    const m = new OffHeapMap<string, unknown, typeof W.fields>({ struct: W, threads: 1 });
+    m.set('k', ok);
+    const v = m.view();
+    expect(m.locate('k', v)).toBe(true);
+    expect(() => {
+      v.u = 2 ** 33;
+    }).toThrow(overflow);
+    expect(() => {
+      v.big = 2n ** 70n;
+    }).toThrow(overflow);
+    expect(m.get('k')).toEqual(ok);
     expect(() => S.encode({ a: 1, b: 1, s: 'abcde', xs: [] })).toThrow(
       expect.objectContaining({ code: OffHeapErrorCodes.FIELD_OVERFLOW }),
     );

@@ -13,8 +13,9 @@ import { utf8Length, writeUtf8 } from './key-bytes.js';
  *   utf8(n)               length prefix (u8 if n ≤ 255, else u16) then n bytes of UTF-8, unused bytes zero
  *   array(t, n)           n elements of scalar type t, back to back
  *
- * Integer fields wrap like typed arrays (300 in a u8 is 44); a string longer than n bytes or an array longer than n
- * elements is refused with FIELD_OVERFLOW rather than silently cut.
+ * A value that does not fit is refused with FIELD_OVERFLOW, never wrapped or cut: an integer outside its type's range
+ * (300 in a u8, 2^33 in a u32), a string longer than n bytes, an array longer than n elements. A number that is not an
+ * integer, in an integer field, is ENCODE_FAILED.
  */
 
 export type ScalarType = 'u8' | 'i8' | 'u16' | 'i16' | 'u32' | 'i32' | 'f32' | 'f64' | 'bool' | 'i64' | 'u64';
@@ -326,6 +327,24 @@ function writeScalar(t: ScalarType, dv: DataView, o: number, v: unknown): void {
   }
 }
 
+/** The range of each integer type: a value outside it does not fit, and is refused rather than wrapped. */
+const INT_RANGES: Readonly<Record<'u8' | 'i8' | 'u16' | 'i16' | 'u32' | 'i32', readonly [number, number]>> = {
+  u8: [0, 0xff],
+  i8: [-0x80, 0x7f],
+  u16: [0, 0xffff],
+  i16: [-0x8000, 0x7fff],
+  u32: [0, 0xffff_ffff],
+  i32: [-0x8000_0000, 0x7fff_ffff],
+};
+const BIG_RANGES: Readonly<Record<'i64' | 'u64', readonly [bigint, bigint]>> = {
+  i64: [-(2n ** 63n), 2n ** 63n - 1n],
+  u64: [0n, 2n ** 64n - 1n],
+};
+
+/**
+ * Throws ENCODE_FAILED unless `v` has the JS type of `t` (boolean, bigint or number; an integer for an integer type),
+ * and FIELD_OVERFLOW for an integer outside the type's range (300 in a `u8`, 2^33 in a `u32`).
+ */
 function checkScalar(t: ScalarType, v: unknown, name: string): void {
   const ok =
     t === 'bool' ? typeof v === 'boolean' : t === 'i64' || t === 'u64' ? typeof v === 'bigint' : typeof v === 'number';
@@ -336,6 +355,17 @@ function checkScalar(t: ScalarType, v: unknown, name: string): void {
       `struct field ${name} (${t}) needs ${want}, got ${typeof v}`,
     );
   }
+  if (t === 'bool' || t === 'f32' || t === 'f64') return;
+  if (t === 'i64' || t === 'u64') {
+    const [lo, hi] = BIG_RANGES[t];
+    if ((v as bigint) < lo || (v as bigint) > hi) throw overflow(name, String(v), t);
+    return;
+  }
+  if (!Number.isInteger(v)) {
+    throw new OffHeapError(OffHeapErrorCodes.ENCODE_FAILED, `struct field ${name} (${t}) needs an integer, got ${v}`);
+  }
+  const [lo, hi] = INT_RANGES[t];
+  if ((v as number) < lo || (v as number) > hi) throw overflow(name, String(v), t);
 }
 
 function fieldSize(t: FieldType): number {

@@ -1,0 +1,34 @@
+import { Packr } from 'msgpackr';
+import { HeaplessError } from './heapless-error.js';
+import { illFormedArguments } from './ill-formed.js';
+import { MSGPACK_OPTIONS } from './msgpack-options.js';
+
+// One encoder for the module: it keeps no state between calls that a caller could see (plain maps, no records).
+const packr = new Packr(MSGPACK_OPTIONS);
+
+/**
+ * `value` as msgpack in the protocol's form (plain maps, never msgpackr's record extension), a new Uint8Array the
+ * caller owns: encode a value once here, `set(key, pack(value))`, and the server stores and returns these bytes as
+ * they are (its JSON routes decode them). Throws `BAD_ARGUMENTS` for a value msgpackr cannot encode, or one holding
+ * a string with a lone surrogate, which msgpack's UTF-8 strings cannot carry.
+ */
+export function pack(value: unknown): Uint8Array {
+  let bytes: Uint8Array;
+  try {
+    bytes = packr.pack(value);
+  } catch (cause) {
+    throw new HeaplessError('BAD_ARGUMENTS', `pack: the value cannot be encoded: ${String(cause)}`, { cause });
+  }
+  const illFormed = illFormedArguments('pack', bytes, value);
+  if (illFormed !== undefined) throw illFormed;
+  return bytes;
+}
+
+/** The value msgpack `bytes` hold (maps as plain objects, `bin` as Uint8Array views of `bytes`). Throws BAD_FRAME. */
+export function unpack(bytes: Uint8Array): unknown {
+  try {
+    return packr.unpack(bytes);
+  } catch (cause) {
+    throw new HeaplessError('BAD_FRAME', 'unpack: the bytes are not msgpack', { cause });
+  }
+}

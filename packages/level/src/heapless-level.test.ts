@@ -46,6 +46,16 @@ describe('HeaplessLevel', () => {
     await again.close();
   });
 
+  it('returns strings as stored, a leading U+FEFF and non-ASCII included, in gets and iterators', async () => {
+    const db = new HeaplessLevel(dir);
+    const values = ['\uFEFFbom first', 'Grüße, 世界 🌍', ''];
+    await db.batch(values.map((value, i) => ({ type: 'put' as const, key: `\uFEFF${i}`, value })));
+    expect(await db.getMany(values.map((_, i) => `\uFEFF${i}`))).toEqual(values);
+    expect(db.getSync('\uFEFF0')).toBe(values[0]);
+    expect(await db.iterator().all()).toEqual(values.map((value, i) => [`\uFEFF${i}`, value]));
+    await db.close();
+  });
+
   it('clear() over many batches undoes no write made after it was called', async () => {
     const db = new HeaplessLevel(dir);
     await db.batch(Array.from({ length: 5000 }, (_, i) => ({ type: 'put' as const, key: key(i), value: 'old' })));

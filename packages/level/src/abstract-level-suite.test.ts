@@ -55,7 +55,7 @@ describe('abstract-level suite', () => {
       t.assertions.filter(isFailure).map((a) => `${t.name}: ${describeFailure(a)}`),
     );
     console.info(
-      `abstract-level suite: ${all.length} assertions in ${run.tests.length} tests, ${failed.length} failed`,
+      `abstract-level suite: ${all.length} assertions in ${run.tests.length} tests, ${failed.length} failed, ${opened.length} databases`,
     );
     expect(run.tests.length).toBeGreaterThan(500);
     expect(failed).toEqual([]);

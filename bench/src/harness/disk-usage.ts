@@ -5,11 +5,26 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** Sum of allocated bytes of every file and directory under `dir` (symbolic links are not followed). */
+/**
+ * Sum of allocated bytes of every file and directory under `dir` (symbolic links are not followed). A store that
+ * is measured while it runs deletes obsolete files in the background (an LSM's old logs and tables), so a file
+ * listed by `readdir` may be gone by its `lstat`: it counts 0, as it takes no space any more. `dir` itself must
+ * exist.
+ */
 export async function diskUsage(dir: string): Promise<number> {
   const stats = await lstat(dir);
   let bytes = stats.blocks * 512;
   if (!stats.isDirectory()) return bytes;
-  for (const entry of await readdir(dir)) bytes += await diskUsage(join(dir, entry));
+  for (const entry of await readdir(dir)) bytes += await entryUsage(join(dir, entry));
   return bytes;
+}
+
+/** `diskUsage(path)`, or 0 when `path` no longer exists. */
+export async function entryUsage(path: string): Promise<number> {
+  try {
+    return await diskUsage(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  }
 }

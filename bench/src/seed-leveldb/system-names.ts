@@ -1,4 +1,4 @@
 /** The systems of `seed-leveldb`, in table order; the loaders are in `systems/index.ts` (child process only). */
-export const SEED_SYSTEMS = ['map', 'classic-level', 'lmdb', 'rocksdb', 'heapless-engine'] as const;
+export const SEED_SYSTEMS = ['map', 'classic-level', 'lmdb', 'rocksdb', 'heapless-engine', 'heapless-level'] as const;
 
 export type SeedSystemName = (typeof SEED_SYSTEMS)[number];

@@ -10,6 +10,7 @@ const loaders: Readonly<Record<string, () => Promise<SeedSystem>>> = {
   lmdb: async () => (await import('./lmdb-system.js')).lmdbSystem,
   rocksdb: async () => (await import('./rocksdb-system.js')).loadRocksdbSystem(),
   'heapless-engine': async () => (await import('./heapless-engine-system.js')).loadHeaplessEngineSystem(),
+  'heapless-level': async () => (await import('./heapless-level-system.js')).loadHeaplessLevelSystem(),
 };
 
 /** Returns the system named `name`; throws on an unknown name. */

@@ -13,9 +13,13 @@ import type { Bytes } from './write-batch.js';
 
 /** Options of `engine.iterator()`. Bounds are keys (bytes, or strings as UTF-8). */
 export interface IteratorOptions {
+  /** Lower bound, exclusive. Ignored when `gte` is given too (as in abstract-level). */
   gt?: Bytes;
+  /** Lower bound, inclusive. */
   gte?: Bytes;
+  /** Upper bound, exclusive. Ignored when `lte` is given too (as in abstract-level). */
   lt?: Bytes;
+  /** Upper bound, inclusive. */
   lte?: Bytes;
   /** Walk from the last key to the first. Default false. */
   reverse?: boolean;
@@ -85,11 +89,12 @@ export class EngineIterator implements AsyncIterable<Entry> {
   constructor(db: DbIterator, options: IteratorOptions, onClose: (it: EngineIterator) => void) {
     this.db = db;
     this.onClose = onClose;
-    this.lowerExclusive = options.gt !== undefined;
-    const lower = options.gt ?? options.gte;
+    // Given both, the inclusive bound wins (`gte` over `gt`, `lte` over `lt`), as in abstract-level.
+    this.lowerExclusive = options.gte === undefined && options.gt !== undefined;
+    const lower = options.gte ?? options.gt;
     this.lower = lower === undefined ? undefined : toBytes(lower, 'gt/gte');
-    this.upperExclusive = options.lt !== undefined;
-    const upper = options.lt ?? options.lte;
+    this.upperExclusive = options.lte === undefined && options.lt !== undefined;
+    const upper = options.lte ?? options.lt;
     this.upper = upper === undefined ? undefined : toBytes(upper, 'lt/lte');
     this.reverse = options.reverse === true;
     const limit = options.limit ?? -1;

@@ -122,6 +122,12 @@ describe('Engine', () => {
     expect(await entries(db, { gt: 'a', lte: 'd' })).toEqual(['b=bb', 'c=cc', 'd=dd']);
     expect(await entries(db, { gte: 'b', lt: 'e', reverse: true })).toEqual(['d=dd', 'c=cc', 'b=bb']);
     expect(await entries(db, { reverse: true, limit: 2 })).toEqual(['e=ee', 'd=dd']);
+    // Both bounds of a side given: the inclusive one wins, as in abstract-level.
+    for (const reverse of [false, true]) {
+      const both = await entries(db, { gt: 'b', gte: 'b', lt: 'd', lte: 'd', reverse });
+      expect(both).toEqual(reverse ? ['d=dd', 'c=cc', 'b=bb'] : ['b=bb', 'c=cc', 'd=dd']);
+      expect(await entries(db, { gt: 'a', gte: 'c', lt: 'e', lte: 'c', reverse })).toEqual(['c=cc']);
+    }
     expect(await entries(db, { limit: 0 })).toEqual([]);
     const it = db.iterator({ lt: 'e' });
     it.seek('c');
@@ -297,13 +303,16 @@ describe('Engine', () => {
 
   it('honours createIfMissing and errorIfExists', async () => {
     const missing = join(dir, 'nope');
+    // The Level ecosystem matches the message against /does not exist/ and /exists/.
     await expect(Engine.open(missing, { createIfMissing: false })).rejects.toMatchObject({
       code: 'HEAPLESS_ERR_NOT_FOUND',
+      message: expect.stringMatching(/does not exist/),
     });
     (await Engine.open(missing)).close();
     await new Promise((r) => setImmediate(r));
     await expect(Engine.open(missing, { errorIfExists: true })).rejects.toMatchObject({
       code: 'HEAPLESS_ERR_NOT_FOUND',
+      message: expect.stringMatching(/exists/),
     });
     await expect(Engine.open(dir, { writeBufferSize: -1 })).rejects.toMatchObject({
       code: 'HEAPLESS_ERR_INVALID_ARGUMENT',

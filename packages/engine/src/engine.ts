@@ -229,7 +229,10 @@ export class Engine {
     }
     const exists = VersionSet.exists(dir);
     if (!exists && !opts.createIfMissing) {
-      throw new EngineError(ErrorCodes.NOT_FOUND, `no database in ${dir} (createIfMissing is false)`);
+      throw new EngineError(
+        ErrorCodes.NOT_FOUND,
+        `${dir} does not exist: no database there (createIfMissing is false)`,
+      );
     }
     if (exists && opts.errorIfExists) {
       throw new EngineError(ErrorCodes.NOT_FOUND, `a database already exists in ${dir} (errorIfExists is true)`);

@@ -9,7 +9,7 @@
  * and, once a flush has run, worker threads. `close()` releases all of them; iterators and snapshots the caller still
  * holds are closed and released by it.
  */
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import type { Piscina } from 'piscina';
 import { BlockCache } from './block-cache.js';
@@ -21,7 +21,7 @@ import type { JobError } from './compaction-worker.js';
 import { DbIterator } from './db-iterator.js';
 import { EngineIterator, type IteratorOptions } from './engine-iterator.js';
 import { EngineError, ErrorCodes, invalidArgument } from './errors.js';
-import { FileType, logFileName, parseFileName } from './filenames.js';
+import { FileType, logFileName, parseFileName, tableFileName } from './filenames.js';
 import type { InternalIterator } from './internal-iterator.js';
 import { TRAILER_SIZE, ValueKind } from './internal-key.js';
 import { LevelIterator } from './level-iterator.js';
@@ -211,7 +211,8 @@ export class Engine {
    *
    * Throws (rejects with) EngineError: LOCKED if another open holds `dir`; NOT_FOUND when there is no database and
    * `createIfMissing` is false, or there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options; IO;
-   * CorruptionError when the manifest, a WAL record in the middle of a log, or a table read during recovery is bad.
+   * CorruptionError when the manifest, a WAL record in the middle of a log, or a table read during recovery is bad,
+   * or when the manifest does not match the files in `dir`; a failed open leaves every file in `dir` as it was.
    */
   static async open(dir: string, options?: EngineOptions): Promise<Engine> {
     return Engine.openSync(dir, options);
@@ -260,17 +261,47 @@ export class Engine {
   /**
    * Replays the WALs the manifest still needs, then makes the engine ready to write.
    *
-   * After a clean close (the manifest read to its end, at most one WAL left, ending with a whole record, and its
-   * records fitting one memtable) there is nothing to record, so open writes and syncs nothing: the manifest is
-   * appended to as it is, the replayed memtable becomes the live one and its WAL the live WAL, new writes following
-   * the old ones (with no WAL left, a new one is started). That holds because the manifest's log number is at or
-   * below that WAL's number, so the next recovery replays it, and because recovery marks every number found on disk
-   * as used, so a new WAL's number is not drawn again even though no manifest records it. Otherwise the replayed
-   * writes go to level-0 tables and one fresh manifest records them together with a new WAL.
+   * Nothing on disk changes before the manifest's state has been checked against the directory
+   * (`VersionSet.verifyFiles`); if the open then fails, the files it wrote (tables of replayed writes, a new WAL) are
+   * removed again, so a failed open leaves the directory as it found it. Obsolete files are deleted only once a
+   * manifest that no longer needs them is durable.
+   *
+   * After a clean close (the manifest read to its end; with a WAL, exactly one log left, ending with a whole record,
+   * its records fitting one memtable; without a WAL, no log) there is nothing to record, so open writes and syncs
+   * nothing: the manifest is appended to as it is, the replayed memtable becomes the live one and its WAL the live
+   * WAL, new writes following the old ones. That holds because the manifest's log number is that WAL's number, so the
+   * next recovery replays it. Otherwise the replayed writes go to level-0 tables and one fresh manifest records them
+   * together with a new WAL.
    */
   private recover(): void {
     const versions = this.versions;
     const names = readdirSync(this.location);
+    versions.verifyFiles(names);
+    const created: string[] = [];
+    try {
+      this.replayAndRecord(names, created);
+    } catch (err) {
+      for (const path of created) {
+        try {
+          unlinkSync(path);
+        } catch {
+          // Never written.
+        }
+      }
+      throw err;
+    }
+    // Only from here on may obsolete files go: before the new manifest is durable, the old one may still be the one
+    // CURRENT names, and it needs the WALs just replayed.
+    versions.onVersionReleased = () => {
+      if (!this.closing) this.deleteObsoleteFiles();
+    };
+    this.deleteObsoleteFiles(names);
+    this.maybeScheduleCompaction();
+  }
+
+  /** Recovery's writing part (see `recover`); every file it creates is listed in `created` before it is written. */
+  private replayAndRecord(names: readonly string[], created: string[]): void {
+    const versions = this.versions;
     const logs: number[] = [];
     for (const name of names) {
       const f = parseFileName(name);
@@ -288,6 +319,7 @@ export class Engine {
     const flushRecovered = () => {
       if (mem.count === 0) return;
       const number = versions.newFileNumber();
+      created.push(tableFileName(this.location, number));
       const result = flushMemtable({
         kind: 'flush',
         dir: this.location,
@@ -318,32 +350,29 @@ export class Engine {
     }
     versions.lastSequence = maxSequence;
     const wal = this.options.wal;
-    // Without a WAL a replayed log must be retired by a manifest: nothing else would ever stop it being replayed.
-    const clean = edit.newFiles.length === 0 && logEnd >= 0 && logs.length <= (wal ? 1 : 0);
+    // With a WAL, the manifest's log number must name the live WAL (`verifyFiles` relies on it): a database last
+    // written without one (no log left) records its new WAL. Without a WAL, a replayed log must be retired by a
+    // manifest: nothing else would ever stop it being replayed.
+    const clean = edit.newFiles.length === 0 && logEnd >= 0 && logs.length === (wal ? 1 : 0);
     if (clean && versions.reuseManifest()) {
       const log = logs[0];
-      if (log === undefined) {
-        if (wal) this.startWal(versions.newFileNumber());
-      } else {
+      if (log !== undefined) {
         if (mem.count > 0) this.mem = mem;
         this.startWal(log, logEnd);
       }
-    } else {
-      flushRecovered();
-      if (wal) this.startWal(versions.newFileNumber());
-      // The new log number (without a WAL: the next file number) retires every log replayed here.
-      edit.logNumber = wal ? this.memLog : versions.nextFileNumber;
-      // One new manifest records the recovered tables and the new log number together (tables are already synced).
-      versions.applyUnlogged(edit);
-      versions.writeNewManifest();
+      return;
     }
-    // Only from here on may obsolete files go: before the new manifest is durable, the old one may still be the one
-    // CURRENT names, and it needs the WALs just replayed.
-    versions.onVersionReleased = () => {
-      if (!this.closing) this.deleteObsoleteFiles();
-    };
-    this.deleteObsoleteFiles(names);
-    this.maybeScheduleCompaction();
+    flushRecovered();
+    if (wal) {
+      const number = versions.newFileNumber();
+      created.push(logFileName(this.location, number));
+      this.startWal(number);
+    }
+    // The new log number (without a WAL: the next file number) retires every log replayed here.
+    edit.logNumber = wal ? this.memLog : versions.nextFileNumber;
+    // One new manifest records the recovered tables and the new log number together (tables are already synced).
+    versions.applyUnlogged(edit);
+    versions.writeNewManifest();
   }
 
   /** Makes log `number` the live WAL: a new file, or with `appendAt` the replayed log of that size. */

@@ -19,4 +19,14 @@ describe('diskUsage', () => {
     expect(used - empty).toBeGreaterThanOrEqual(100_000);
     expect(used - empty).toBeLessThan(100_000 + 64 * 1024);
   });
+
+  it('counts nothing for files deleted while it runs, as a store does in the background', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'bench-du-'));
+    const names = Array.from({ length: 500 }, (_, i) => join(dir, `f${i}`));
+    await Promise.all(names.map((f) => writeFile(f, 'x')));
+    const measuring = diskUsage(dir);
+    await Promise.all(names.map((f) => rm(f)));
+    expect(await measuring).toBeGreaterThan(0);
+    await expect(diskUsage(join(dir, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
 });

@@ -5,11 +5,21 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** Sum of allocated bytes of every file and directory under `dir` (symbolic links are not followed). */
+/**
+ * Sum of allocated bytes of every file and directory under `dir` (symbolic links are not followed). A store keeps
+ * working while it is measured (a compaction deleting obsolete files): an entry under `dir` that vanishes between the
+ * listing and its `lstat` counts nothing. Throws if `dir` itself cannot be read.
+ */
 export async function diskUsage(dir: string): Promise<number> {
   const stats = await lstat(dir);
   let bytes = stats.blocks * 512;
   if (!stats.isDirectory()) return bytes;
-  for (const entry of await readdir(dir)) bytes += await diskUsage(join(dir, entry));
+  for (const entry of await readdir(dir)) {
+    try {
+      bytes += await diskUsage(join(dir, entry));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
   return bytes;
 }

@@ -42,7 +42,10 @@ import { type BatchHandler, type Bytes, batchCount, batchSequence, replayBatch, 
 
 /** Per-write options. */
 export interface WriteOptions {
-  /** Resolve only once the write is on disk (fdatasync of the WAL). Default: the engine's `sync` option. */
+  /**
+   * Resolve only once the write is on disk (fdatasync of the WAL) rather than in the OS (write(2) of the WAL).
+   * Default: the engine's `sync` option.
+   */
   sync?: boolean;
 }
 
@@ -79,9 +82,6 @@ export interface EngineStats {
   blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number };
 }
 
-/** While flushes or compactions run, a write resolves on the next event-loop turn once per this many entries. */
-const YIELD_EVERY = 1024;
-
 /** Frozen memtables waiting for a flush before writes start to wait. */
 const MAX_IMMUTABLE_MEMTABLES = 3;
 
@@ -94,6 +94,15 @@ interface Immutable {
 interface StallWaiter {
   resolve: () => void;
   reject: (err: Error) => void;
+}
+
+/** Without a WAL, while flushes or compactions run, one write per this many entries resolves on the next turn. */
+const YIELD_EVERY = 1024;
+
+const noop = (): void => {};
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function closedError(dir: string): EngineError {
@@ -385,9 +394,10 @@ export class Engine {
 
   /**
    * Stores `value` under `key`. Applied to the memtable before this returns (a read right after sees it). Resolves
-   * when durable to the level asked: with `sync`, after the WAL's fdatasync; without, at once (a crash may lose a
-   * suffix of such writes). Rejects with EngineError INVALID_ARGUMENT (bad key or value; nothing written), CLOSED,
-   * or IO (a background failure; the engine then refuses writes).
+   * when durable to the level asked: with `sync`, after an fdatasync of the WAL that covers it (survives a power
+   * loss); without, after the write(2) that handed it to the OS (survives `kill -9`; a power loss may lose a suffix
+   * of such writes); without a WAL, at once. Rejects with EngineError INVALID_ARGUMENT (bad key or value; nothing
+   * written), CLOSED, or IO (the WAL write failed, or a background failure; the engine then refuses writes).
    */
   put(key: Bytes, value: Bytes, options?: WriteOptions): Promise<void> {
     const b = this.scratch.clear();
@@ -465,27 +475,39 @@ export class Engine {
         this.setBackgroundError(err as Error);
       }
     }
-    const doSync = wal !== undefined && (sync ?? this.options.sync);
+    if (wal === undefined) {
+      // Without a WAL nothing is durable before close: the write is done once it is in the memtable. A writer
+      // awaiting each such write never leaves the microtask queue, so a finished flush (a worker message) would not
+      // be seen until writes stall: while background work runs, one write per YIELD_EVERY entries waits a turn.
+      this.writesSinceYield += count;
+      if (this.writesSinceYield >= YIELD_EVERY && (this.flushing || this.compacting)) {
+        this.writesSinceYield = 0;
+        return this.throttled(nextTurn());
+      }
+      return this.throttled(this.resolved);
+    }
+    // Durable to the level asked: in the OS (the write(2) of this turn returned), or on disk (an fdatasync after it).
+    const durable = (sync ?? this.options.sync) ? wal.waitForSync() : wal.written();
+    return this.throttled(durable);
+  }
+
+  /**
+   * The promise of a write that is `durable` once that settles, delayed when background work lags: it waits for
+   * the flushes when frozen memtables or level-0 tables pile up (stall), and for one more event-loop turn past the
+   * slowdown trigger.
+   */
+  private throttled(durable: Promise<void>): Promise<void> {
     const l0 = this.versions.current.files[0]!.length;
     if (this.imms.length >= MAX_IMMUTABLE_MEMTABLES || l0 >= this.options.level0StopTrigger) {
       this.counters.writeStalls++;
       const stalled = new Promise<void>((resolve, reject) => this.stallWaiters.push({ resolve, reject }));
-      return doSync ? stalled.then(() => wal.waitForSync()) : stalled;
+      return Promise.all([durable, stalled]).then(noop);
     }
-    if (doSync) return wal.waitForSync();
     if (l0 >= this.options.level0SlowdownTrigger) {
       this.counters.writeSlowdowns++;
-      return new Promise((resolve) => setImmediate(resolve));
+      return durable.then(nextTurn);
     }
-    // A writer awaiting each write in a loop never leaves the microtask queue, so a finished flush (a worker
-    // message) would not be seen until writes stall. While background work runs, let the event loop turn now and
-    // then: one setImmediate per YIELD_EVERY writes.
-    this.writesSinceYield += count;
-    if (this.writesSinceYield >= YIELD_EVERY && (this.flushing || this.compacting)) {
-      this.writesSinceYield = 0;
-      return new Promise((resolve) => setImmediate(resolve));
-    }
-    return this.resolved;
+    return durable;
   }
 
   /** Freezes the memtable (if it holds anything), starts a new one and a new WAL, and schedules the flush. */
@@ -900,7 +922,9 @@ export class Engine {
   async checkpoint(dir: string): Promise<void> {
     if (this.closing) throw closedError(this.location);
     if (!this.wal) await this.flush();
-    this.wal?.writeNow();
+    // Everything acknowledged is in the WALs' files once what is pending has been written.
+    if (this.wal) await this.wal.written();
+    if (this.closing) throw closedError(this.location);
     const logs = this.wal ? [...this.imms.map((i) => i.log), this.memLog] : [];
     const edit = this.versions.snapshotEdit();
     edit.logNumber = logs.length > 0 ? logs[0]! : this.versions.nextFileNumber;

@@ -6,24 +6,23 @@
  * order, before their promise is returned; reads are synchronous inside (the async forms resolve at once).
  *
  * Ownership: `Engine.open` returns an engine that holds the directory's LOCK, file descriptors (WAL, manifest, tables)
- * and, once a flush has run, worker threads. `close()` releases all of them; iterators and snapshots the caller still
- * holds are closed and released by it.
+ * and, once writes filled a quarter of a memtable, worker threads. `close()` releases all of them; iterators and
+ * snapshots the caller still holds are closed and released by it.
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
-import type { Piscina } from 'piscina';
 import { BlockCache } from './block-cache.js';
 import { bloomHash } from './bloom.js';
 import { createCheckpoint } from './checkpoint.js';
 import { type Compaction, CompactionPicker, rebuildJobError } from './compaction.js';
 import { flushMemtable, type JobResult, type JobTask, type KeyRange } from './compaction-job.js';
-import type { JobError } from './compaction-worker.js';
 import { DbIterator } from './db-iterator.js';
 import { EngineIterator, type IteratorOptions } from './engine-iterator.js';
 import { EngineError, ErrorCodes, invalidArgument } from './errors.js';
 import { FileType, logFileName, parseFileName, tableFileName } from './filenames.js';
 import type { InternalIterator } from './internal-iterator.js';
 import { TRAILER_SIZE, ValueKind } from './internal-key.js';
+import { JobPool } from './job-pool.js';
 import { LevelIterator } from './level-iterator.js';
 import { LockFile } from './lock-file.js';
 import { LogReader } from './log-reader.js';
@@ -77,7 +76,7 @@ export interface EngineStats {
   liveSnapshots: number;
   openIterators: number;
   openTables: number;
-  /** Worker threads of the flush and compaction pool (0 before the first flush and after close). */
+  /** Worker threads of the flush and compaction pool (0 until the memtable was a quarter full, and after close). */
   workerThreads: number;
   blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number };
 }
@@ -146,8 +145,8 @@ export class Engine {
   private wal: WalWriter | undefined;
   /** Final syncs of rotated WALs still running. */
   private readonly walClosing = new Set<Promise<void>>();
-  private pool: Piscina | undefined;
-  private poolStarting: Promise<Piscina> | undefined;
+  private pool: JobPool | undefined;
+  private poolStarting: Promise<JobPool> | undefined;
   private flushing: Promise<void> | undefined;
   private compacting: Promise<void> | undefined;
   private manualCompaction = false;
@@ -258,7 +257,7 @@ export class Engine {
     } catch (err) {
       if (engine) {
         void engine.wal?.close();
-        void engine.poolStarting?.then((pool) => pool.destroy());
+        void engine.poolStarting?.then((pool) => pool.close());
         engine.closeResources();
       }
       versions.close();
@@ -466,7 +465,9 @@ export class Engine {
     if (wal) wal.append(batch.rep, 0, batch.length);
     replayBatch(batch.rep, batch.length, seq, this.inserter, this.cursor, 'write batch', 0);
     this.versions.lastSequence = seq + count - 1;
-    if (this.poolStarting === undefined)
+    // The worker threads start once the memtable is a quarter full, so that they have loaded (it takes a while) by
+    // the time its flush needs them, and a session that writes little starts none.
+    if (this.poolStarting === undefined && this.mem.memoryUsage >= this.options.writeBufferSize / 4)
       this.startPool().catch((err: unknown) => this.setBackgroundError(err as Error));
     if (this.mem.memoryUsage >= this.options.writeBufferSize) {
       try {
@@ -671,19 +672,11 @@ export class Engine {
 
   // ---------------------------------------------------------------- background work
 
-  /**
-   * Starts the worker pool (idempotent). Called at the first write, so that the threads are up (they take a while
-   * to load) by the time the first flush needs them; an engine that is only read never starts them.
-   */
-  private startPool(): Promise<Piscina> {
-    this.poolStarting ??= import('piscina').then(({ Piscina: Pool }) => {
-      this.pool = new Pool({
-        filename: new URL('../dist/compaction-worker.js', import.meta.url).href,
-        minThreads: 1,
-        maxThreads: 2,
-        idleTimeout: 60_000,
-      });
-      return this.pool;
+  /** Starts the worker pool (idempotent): when the memtable is a quarter full, or at the first job. */
+  private startPool(): Promise<JobPool> {
+    this.poolStarting ??= JobPool.start().then((pool) => {
+      this.pool = pool;
+      return pool;
     });
     return this.poolStarting;
   }
@@ -692,7 +685,7 @@ export class Engine {
     const pool = await this.startPool();
     // A flush's arenas are fresh copies: move them to the worker instead of cloning megabytes.
     const transferList = task.kind === 'flush' ? [task.memtable.bytes, task.memtable.nodes] : undefined;
-    const r = (await pool.run(task, { transferList })) as JobResult | JobError;
+    const r = await pool.run(task, transferList);
     if ('error' in r) throw rebuildJobError(r.error);
     return r;
   }
@@ -945,7 +938,7 @@ export class Engine {
       liveSnapshots: this.snapshots.size,
       openIterators: this.iterators.size,
       openTables: this.tableCache.openCount,
-      workerThreads: this.pool?.threads.length ?? 0,
+      workerThreads: this.pool?.threads ?? 0,
       blockCache: this.blockCache.stats(),
     };
   }
@@ -998,7 +991,7 @@ export class Engine {
     await Promise.all([...this.deleting.values()]);
     try {
       await this.poolStarting;
-      await this.pool?.destroy();
+      await this.pool?.close();
     } catch (err) {
       keep(err);
     }

@@ -118,7 +118,7 @@ describe('heapless serve', () => {
     await kv.close();
   });
 
-  it('keeps the data across a SIGTERM restart, and sync writes across a SIGKILL', async () => {
+  it('keeps the data across a SIGTERM restart, and acknowledged writes across a SIGKILL', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'heapless-serve-'));
     try {
       let s = await start('--data', dir);
@@ -134,8 +134,9 @@ describe('heapless serve', () => {
       kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
       expect(await kv.size()).toBe(500);
       expect(unpack((await kv.get('k499'))!)).toEqual({ i: 499 });
-      // Acknowledged with sync: survives kill -9.
+      // Acknowledged with sync: survives kill -9. Acknowledged without: handed to the OS, so it survives it too.
       await Promise.all(Array.from({ length: 50 }, (_, i) => kv.set(`s${i}`, pack(i), { sync: true })));
+      await Promise.all(Array.from({ length: 50 }, (_, i) => kv.set(`n${i}`, pack(i))));
       s.proc.kill('SIGKILL');
       await s.exited;
       await kv.close();
@@ -143,14 +144,16 @@ describe('heapless serve', () => {
       s = await start('--data', dir);
       // after kill -9 the image is stale (the engine moved on): the start scans, and says why
       expect(s.lines.find((l) => l.msg === 'listening')).toMatchObject({
-        entries: 550,
+        entries: 600,
         loadedFrom: 'scan',
         imageRejected: expect.stringMatching(/sequence/),
       });
       kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
       const synced = await kv.getMany(Array.from({ length: 50 }, (_, i) => `s${i}`));
       expect(synced.map((v) => unpack(v!))).toEqual(Array.from({ length: 50 }, (_, i) => i));
-      expect(await kv.size()).toBe(550);
+      const unsynced = await kv.getMany(Array.from({ length: 50 }, (_, i) => `n${i}`));
+      expect(unsynced.map((v) => unpack(v!))).toEqual(Array.from({ length: 50 }, (_, i) => i));
+      expect(await kv.size()).toBe(600);
       // A persisted server reports its engine: the replayed writes sit in the memtable.
       const metrics = await (
         await fetch(`${s.httpUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })

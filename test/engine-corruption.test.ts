@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   truncateSync,
   writeFileSync,
@@ -96,13 +97,48 @@ describe('engine corruption', () => {
     await db.close();
   });
 
-  it('a truncated table (footer gone) is CorruptionError, not missing data', async () => {
+  it('a truncated or missing table is CorruptionError at open, naming the manifest and the table', async () => {
     await populate(500);
     const [table] = filesEnding(dir, '.sst');
+    const name = table!.split('/').pop()!;
+    const bytes = readFileSync(table!);
     truncateSync(table!, 10);
+    await expect(Engine.open(dir)).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_CORRUPTION',
+      file: expect.stringMatching(/MANIFEST-\d+$/),
+      message: expect.stringContaining(`${name} of ${bytes.length} bytes, the file has 10`),
+    });
+    rmSync(table!);
+    await expect(Engine.open(dir)).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_CORRUPTION',
+      message: expect.stringContaining(`${name}, which is missing`),
+    });
+    writeFileSync(table!, bytes);
     const db = await Engine.open(dir);
-    expect(() => db.getSync('key00001')).toThrow(CorruptionError);
+    expect(dec.decode(db.getSync('key00001')!)).toBe(value(1));
     await db.close();
+  });
+
+  it('a manifest older than the directory (its log gone, a later one there) is CorruptionError; nothing is deleted', async () => {
+    const db = await Engine.open(dir);
+    for (let i = 0; i < 50; i++) await db.put(`k${i}`, value(i));
+    await db.close();
+    const [log] = filesEnding(dir, '.log');
+    const later = join(dir, '999999.log');
+    renameSync(log!, later);
+    const before = readdirSync(dir).sort();
+    await expect(Engine.open(dir)).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_CORRUPTION',
+      file: expect.stringMatching(/MANIFEST-\d+$/),
+      message: expect.stringContaining(
+        `needs log ${log!.split('/').pop()}, which is missing while the later 999999.log`,
+      ),
+    });
+    expect(readdirSync(dir).sort()).toEqual(before);
+    renameSync(later, log!);
+    const again = await Engine.open(dir);
+    expect(dec.decode(again.getSync('k49')!)).toBe(value(49));
+    await again.close();
   });
 
   it('a flipped byte in the middle of the WAL is CorruptionError naming the log and offset; a torn tail is dropped', async () => {

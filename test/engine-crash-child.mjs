@@ -1,5 +1,6 @@
 // Child process of engine-crash.test.ts: writes keys k<i> (i = start, start+1, ...) in order until killed.
-// argv: dir, mode ('sync' | 'nosync'). Prints "ack <i>" once write i is acknowledged (sync mode: durable).
+// argv: dir, mode ('sync' | 'nosync'). Prints "ack <i>" once the promise of write i resolved (sync: on disk; without
+// sync: handed to the OS).
 // Several writes are in flight at once (group commit), some as batches.
 import { Engine } from '@heapless/engine';
 
@@ -49,7 +50,8 @@ for (;;) {
     if (w % 3 === 2) {
       const b = db.batch();
       for (let j = 0; j < 5; j++) b.put(`k${next}`, value(next++));
-      inflight.push(b.write({ sync }).then(() => ack(from, next)));
+      const to = next; // not `next` itself: later writes of this round are not acknowledged by this one
+      inflight.push(b.write({ sync }).then(() => ack(from, to)));
     } else {
       next++;
       inflight.push(db.put(`k${from}`, value(from), { sync }).then(() => ack(from, from + 1)));

@@ -134,9 +134,18 @@ async function getFieldRandom(ctx: RunContext, store: UserStore): Promise<void> 
 const SCAN_MIN_AGE = 50;
 const SCAN_REPEATS = 3;
 
+/** How many of users `[0, n)` are at least `minAge`: what every scan must count. */
+export function usersAtLeast(n: number, minAge: number): number {
+  let count = 0;
+  for (let i = 0; i < n; i++) if (makeUser(i).age >= minAge) count++;
+  return count;
+}
+
 async function scan(ctx: RunContext, store: UserStore): Promise<void> {
-  const expected = store.countOlder(SCAN_MIN_AGE); // warm-up, and the count every pass must find
-  if (expected === 0) throw new Error('scan: no user passes the threshold');
+  const expected = usersAtLeast(ctx.records, SCAN_MIN_AGE);
+  const warm = store.countOlder(SCAN_MIN_AGE); // warm-up
+  if (warm !== expected)
+    throw new Error(`scan: counted ${warm} users of at least ${SCAN_MIN_AGE}, expected ${expected}`);
   const single = await timeScans(ctx, 'scan', async () => store.countOlder(SCAN_MIN_AGE), expected);
   reportRate(ctx, 'scan', ctx.records, single);
   if (store.countOlderParallel === undefined) return;

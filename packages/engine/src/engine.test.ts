@@ -15,6 +15,13 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Every file of `d` and its bytes (without LOCK), to check that something left a directory as it found it. */
+function directoryBytes(d: string): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const name of readdirSync(d).sort()) if (name !== 'LOCK') out[name] = readFileSync(join(d, name));
+  return out;
+}
+
 async function entries(db: Engine, options: Parameters<Engine['iterator']>[0] = {}): Promise<string[]> {
   const out: string[] = [];
   for await (const [k, v] of db.iterator(options)) out.push(`${dec.decode(k)}=${dec.decode(v)}`);
@@ -264,6 +271,7 @@ describe('Engine', () => {
     await db.close();
     // Reopened with a small write buffer, the WAL no longer fits one memtable: it goes to tables and a new manifest.
     const small = { writeBufferSize: 4096 };
+    const before = directoryBytes(dir);
     const write = vi.spyOn(VersionSet.prototype, 'writeNewManifest').mockImplementationOnce(() => {
       throw new EngineError(ErrorCodes.IO, 'injected manifest failure');
     });
@@ -274,19 +282,54 @@ describe('Engine', () => {
     }
     // Deletions run on the threadpool: give one the failed open might have started the time to land.
     await new Promise((r) => setTimeout(r, 50));
-    expect(readdirSync(dir).some((f) => f.endsWith('.log'))).toBe(true);
+    // The tables and the WAL the failed open wrote are gone again; nothing else was touched.
+    expect(directoryBytes(dir)).toEqual(before);
     db = await Engine.open(dir, small);
     for (let i = 0; i < 1000; i++) expect(str(db.getSync(`k${i}`))).toBe(`v${i}`);
     await db.close();
   });
 
-  it('without a WAL, close flushes the memtable so nothing is lost', async () => {
+  it('a WAL damaged after the replay has written tables fails the open and leaves the directory as it was', async () => {
+    let db = await Engine.open(dir);
+    for (let i = 0; i < 1000; i++) await db.put(`k${i}`, `v${i}`);
+    await db.close();
+    const [log] = readdirSync(dir).filter((f) => f.endsWith('.log'));
+    const bytes = readFileSync(join(dir, log!));
+    bytes[bytes.length - 200]! ^= 1; // near the end: a 4 KiB memtable has filled several tables by then
+    writeFileSync(join(dir, log!), bytes);
+    const before = directoryBytes(dir);
+    await expect(Engine.open(dir, { writeBufferSize: 4096 })).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_CORRUPTION',
+      file: join(dir, log!),
+    });
+    expect(directoryBytes(dir)).toEqual(before);
+    bytes[bytes.length - 200]! ^= 1;
+    writeFileSync(join(dir, log!), bytes);
+    db = await Engine.open(dir, { writeBufferSize: 4096 });
+    for (let i = 0; i < 1000; i++) expect(str(db.getSync(`k${i}`))).toBe(`v${i}`);
+    await db.close();
+  });
+
+  it('without a WAL, close flushes the memtable so nothing is lost; a WAL can be turned on and off again', async () => {
     let db = await Engine.open(dir, { wal: false });
     await db.put('k', 'v');
     await db.close();
     expect(readdirSync(dir).some((f) => f.endsWith('.log'))).toBe(false);
     db = await Engine.open(dir, { wal: false });
     expect(str(await db.get('k'))).toBe('v');
+    await db.close();
+    // The first open with a WAL records it in the manifest, so later opens find the log the manifest names.
+    for (const wal of [true, true, false, true]) {
+      db = await Engine.open(dir, { wal });
+      await db.put(`with wal ${wal}`, 'x');
+      await db.close();
+    }
+    db = await Engine.open(dir);
+    expect([str(db.getSync('k')), str(db.getSync('with wal true')), str(db.getSync('with wal false'))]).toEqual([
+      'v',
+      'x',
+      'x',
+    ]);
     await db.close();
   });
 

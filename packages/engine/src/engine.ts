@@ -6,24 +6,23 @@
  * order, before their promise is returned; reads are synchronous inside (the async forms resolve at once).
  *
  * Ownership: `Engine.open` returns an engine that holds the directory's LOCK, file descriptors (WAL, manifest, tables)
- * and, once a flush has run, worker threads. `close()` releases all of them; iterators and snapshots the caller still
- * holds are closed and released by it.
+ * and, once writes filled a quarter of a memtable, worker threads. `close()` releases all of them; iterators and
+ * snapshots the caller still holds are closed and released by it.
  */
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
-import type { Piscina } from 'piscina';
 import { BlockCache } from './block-cache.js';
 import { bloomHash } from './bloom.js';
 import { createCheckpoint } from './checkpoint.js';
 import { type Compaction, CompactionPicker, rebuildJobError } from './compaction.js';
 import { flushMemtable, type JobResult, type JobTask, type KeyRange } from './compaction-job.js';
-import type { JobError } from './compaction-worker.js';
 import { DbIterator } from './db-iterator.js';
 import { EngineIterator, type IteratorOptions } from './engine-iterator.js';
 import { EngineError, ErrorCodes, invalidArgument } from './errors.js';
-import { FileType, logFileName, parseFileName } from './filenames.js';
+import { FileType, logFileName, parseFileName, tableFileName } from './filenames.js';
 import type { InternalIterator } from './internal-iterator.js';
 import { TRAILER_SIZE, ValueKind } from './internal-key.js';
+import { JobPool } from './job-pool.js';
 import { LevelIterator } from './level-iterator.js';
 import { LockFile } from './lock-file.js';
 import { LogReader } from './log-reader.js';
@@ -42,7 +41,10 @@ import { type BatchHandler, type Bytes, batchCount, batchSequence, replayBatch, 
 
 /** Per-write options. */
 export interface WriteOptions {
-  /** Resolve only once the write is on disk (fdatasync of the WAL). Default: the engine's `sync` option. */
+  /**
+   * Resolve only once the write is on disk (fdatasync of the WAL) rather than in the OS (write(2) of the WAL).
+   * Default: the engine's `sync` option.
+   */
   sync?: boolean;
 }
 
@@ -74,13 +76,10 @@ export interface EngineStats {
   liveSnapshots: number;
   openIterators: number;
   openTables: number;
-  /** Worker threads of the flush and compaction pool (0 before the first flush and after close). */
+  /** Worker threads of the flush and compaction pool (0 until the memtable was a quarter full, and after close). */
   workerThreads: number;
   blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number };
 }
-
-/** While flushes or compactions run, a write resolves on the next event-loop turn once per this many entries. */
-const YIELD_EVERY = 1024;
 
 /** Frozen memtables waiting for a flush before writes start to wait. */
 const MAX_IMMUTABLE_MEMTABLES = 3;
@@ -94,6 +93,15 @@ interface Immutable {
 interface StallWaiter {
   resolve: () => void;
   reject: (err: Error) => void;
+}
+
+/** Without a WAL, while flushes or compactions run, one write per this many entries resolves on the next turn. */
+const YIELD_EVERY = 1024;
+
+const noop = (): void => {};
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function closedError(dir: string): EngineError {
@@ -137,8 +145,8 @@ export class Engine {
   private wal: WalWriter | undefined;
   /** Final syncs of rotated WALs still running. */
   private readonly walClosing = new Set<Promise<void>>();
-  private pool: Piscina | undefined;
-  private poolStarting: Promise<Piscina> | undefined;
+  private pool: JobPool | undefined;
+  private poolStarting: Promise<JobPool> | undefined;
   private flushing: Promise<void> | undefined;
   private compacting: Promise<void> | undefined;
   private manualCompaction = false;
@@ -211,7 +219,8 @@ export class Engine {
    *
    * Throws (rejects with) EngineError: LOCKED if another open holds `dir`; NOT_FOUND when there is no database and
    * `createIfMissing` is false, or there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options; IO;
-   * CorruptionError when the manifest, a WAL record in the middle of a log, or a table read during recovery is bad.
+   * CorruptionError when the manifest, a WAL record in the middle of a log, or a table read during recovery is bad,
+   * or when the manifest does not match the files in `dir`; a failed open leaves every file in `dir` as it was.
    */
   static async open(dir: string, options?: EngineOptions): Promise<Engine> {
     return Engine.openSync(dir, options);
@@ -248,7 +257,7 @@ export class Engine {
     } catch (err) {
       if (engine) {
         void engine.wal?.close();
-        void engine.poolStarting?.then((pool) => pool.destroy());
+        void engine.poolStarting?.then((pool) => pool.close());
         engine.closeResources();
       }
       versions.close();
@@ -260,17 +269,47 @@ export class Engine {
   /**
    * Replays the WALs the manifest still needs, then makes the engine ready to write.
    *
-   * After a clean close (the manifest read to its end, at most one WAL left, ending with a whole record, and its
-   * records fitting one memtable) there is nothing to record, so open writes and syncs nothing: the manifest is
-   * appended to as it is, the replayed memtable becomes the live one and its WAL the live WAL, new writes following
-   * the old ones (with no WAL left, a new one is started). That holds because the manifest's log number is at or
-   * below that WAL's number, so the next recovery replays it, and because recovery marks every number found on disk
-   * as used, so a new WAL's number is not drawn again even though no manifest records it. Otherwise the replayed
-   * writes go to level-0 tables and one fresh manifest records them together with a new WAL.
+   * Nothing on disk changes before the manifest's state has been checked against the directory
+   * (`VersionSet.verifyFiles`); if the open then fails, the files it wrote (tables of replayed writes, a new WAL) are
+   * removed again, so a failed open leaves the directory as it found it. Obsolete files are deleted only once a
+   * manifest that no longer needs them is durable.
+   *
+   * After a clean close (the manifest read to its end; with a WAL, exactly one log left, ending with a whole record,
+   * its records fitting one memtable; without a WAL, no log) there is nothing to record, so open writes and syncs
+   * nothing: the manifest is appended to as it is, the replayed memtable becomes the live one and its WAL the live
+   * WAL, new writes following the old ones. That holds because the manifest's log number is that WAL's number, so the
+   * next recovery replays it. Otherwise the replayed writes go to level-0 tables and one fresh manifest records them
+   * together with a new WAL.
    */
   private recover(): void {
     const versions = this.versions;
     const names = readdirSync(this.location);
+    versions.verifyFiles(names);
+    const created: string[] = [];
+    try {
+      this.replayAndRecord(names, created);
+    } catch (err) {
+      for (const path of created) {
+        try {
+          unlinkSync(path);
+        } catch {
+          // Never written.
+        }
+      }
+      throw err;
+    }
+    // Only from here on may obsolete files go: before the new manifest is durable, the old one may still be the one
+    // CURRENT names, and it needs the WALs just replayed.
+    versions.onVersionReleased = () => {
+      if (!this.closing) this.deleteObsoleteFiles();
+    };
+    this.deleteObsoleteFiles(names);
+    this.maybeScheduleCompaction();
+  }
+
+  /** Recovery's writing part (see `recover`); every file it creates is listed in `created` before it is written. */
+  private replayAndRecord(names: readonly string[], created: string[]): void {
+    const versions = this.versions;
     const logs: number[] = [];
     for (const name of names) {
       const f = parseFileName(name);
@@ -288,6 +327,7 @@ export class Engine {
     const flushRecovered = () => {
       if (mem.count === 0) return;
       const number = versions.newFileNumber();
+      created.push(tableFileName(this.location, number));
       const result = flushMemtable({
         kind: 'flush',
         dir: this.location,
@@ -318,32 +358,29 @@ export class Engine {
     }
     versions.lastSequence = maxSequence;
     const wal = this.options.wal;
-    // Without a WAL a replayed log must be retired by a manifest: nothing else would ever stop it being replayed.
-    const clean = edit.newFiles.length === 0 && logEnd >= 0 && logs.length <= (wal ? 1 : 0);
+    // With a WAL, the manifest's log number must name the live WAL (`verifyFiles` relies on it): a database last
+    // written without one (no log left) records its new WAL. Without a WAL, a replayed log must be retired by a
+    // manifest: nothing else would ever stop it being replayed.
+    const clean = edit.newFiles.length === 0 && logEnd >= 0 && logs.length === (wal ? 1 : 0);
     if (clean && versions.reuseManifest()) {
       const log = logs[0];
-      if (log === undefined) {
-        if (wal) this.startWal(versions.newFileNumber());
-      } else {
+      if (log !== undefined) {
         if (mem.count > 0) this.mem = mem;
         this.startWal(log, logEnd);
       }
-    } else {
-      flushRecovered();
-      if (wal) this.startWal(versions.newFileNumber());
-      // The new log number (without a WAL: the next file number) retires every log replayed here.
-      edit.logNumber = wal ? this.memLog : versions.nextFileNumber;
-      // One new manifest records the recovered tables and the new log number together (tables are already synced).
-      versions.applyUnlogged(edit);
-      versions.writeNewManifest();
+      return;
     }
-    // Only from here on may obsolete files go: before the new manifest is durable, the old one may still be the one
-    // CURRENT names, and it needs the WALs just replayed.
-    versions.onVersionReleased = () => {
-      if (!this.closing) this.deleteObsoleteFiles();
-    };
-    this.deleteObsoleteFiles(names);
-    this.maybeScheduleCompaction();
+    flushRecovered();
+    if (wal) {
+      const number = versions.newFileNumber();
+      created.push(logFileName(this.location, number));
+      this.startWal(number);
+    }
+    // The new log number (without a WAL: the next file number) retires every log replayed here.
+    edit.logNumber = wal ? this.memLog : versions.nextFileNumber;
+    // One new manifest records the recovered tables and the new log number together (tables are already synced).
+    versions.applyUnlogged(edit);
+    versions.writeNewManifest();
   }
 
   /** Makes log `number` the live WAL: a new file, or with `appendAt` the replayed log of that size. */
@@ -356,9 +393,10 @@ export class Engine {
 
   /**
    * Stores `value` under `key`. Applied to the memtable before this returns (a read right after sees it). Resolves
-   * when durable to the level asked: with `sync`, after the WAL's fdatasync; without, at once (a crash may lose a
-   * suffix of such writes). Rejects with EngineError INVALID_ARGUMENT (bad key or value; nothing written), CLOSED,
-   * or IO (a background failure; the engine then refuses writes).
+   * when durable to the level asked: with `sync`, after an fdatasync of the WAL that covers it (survives a power
+   * loss); without, after the write(2) that handed it to the OS (survives `kill -9`; a power loss may lose a suffix
+   * of such writes); without a WAL, at once. Rejects with EngineError INVALID_ARGUMENT (bad key or value; nothing
+   * written), CLOSED, or IO (the WAL write failed, or a background failure; the engine then refuses writes).
    */
   put(key: Bytes, value: Bytes, options?: WriteOptions): Promise<void> {
     const b = this.scratch.clear();
@@ -427,7 +465,9 @@ export class Engine {
     if (wal) wal.append(batch.rep, 0, batch.length);
     replayBatch(batch.rep, batch.length, seq, this.inserter, this.cursor, 'write batch', 0);
     this.versions.lastSequence = seq + count - 1;
-    if (this.poolStarting === undefined)
+    // The worker threads start once the memtable is a quarter full, so that they have loaded (it takes a while) by
+    // the time its flush needs them, and a session that writes little starts none.
+    if (this.poolStarting === undefined && this.mem.memoryUsage >= this.options.writeBufferSize / 4)
       this.startPool().catch((err: unknown) => this.setBackgroundError(err as Error));
     if (this.mem.memoryUsage >= this.options.writeBufferSize) {
       try {
@@ -436,27 +476,39 @@ export class Engine {
         this.setBackgroundError(err as Error);
       }
     }
-    const doSync = wal !== undefined && (sync ?? this.options.sync);
+    if (wal === undefined) {
+      // Without a WAL nothing is durable before close: the write is done once it is in the memtable. A writer
+      // awaiting each such write never leaves the microtask queue, so a finished flush (a worker message) would not
+      // be seen until writes stall: while background work runs, one write per YIELD_EVERY entries waits a turn.
+      this.writesSinceYield += count;
+      if (this.writesSinceYield >= YIELD_EVERY && (this.flushing || this.compacting)) {
+        this.writesSinceYield = 0;
+        return this.throttled(nextTurn());
+      }
+      return this.throttled(this.resolved);
+    }
+    // Durable to the level asked: in the OS (the write(2) of this turn returned), or on disk (an fdatasync after it).
+    const durable = (sync ?? this.options.sync) ? wal.waitForSync() : wal.written();
+    return this.throttled(durable);
+  }
+
+  /**
+   * The promise of a write that is `durable` once that settles, delayed when background work lags: it waits for
+   * the flushes when frozen memtables or level-0 tables pile up (stall), and for one more event-loop turn past the
+   * slowdown trigger.
+   */
+  private throttled(durable: Promise<void>): Promise<void> {
     const l0 = this.versions.current.files[0]!.length;
     if (this.imms.length >= MAX_IMMUTABLE_MEMTABLES || l0 >= this.options.level0StopTrigger) {
       this.counters.writeStalls++;
       const stalled = new Promise<void>((resolve, reject) => this.stallWaiters.push({ resolve, reject }));
-      return doSync ? stalled.then(() => wal.waitForSync()) : stalled;
+      return Promise.all([durable, stalled]).then(noop);
     }
-    if (doSync) return wal.waitForSync();
     if (l0 >= this.options.level0SlowdownTrigger) {
       this.counters.writeSlowdowns++;
-      return new Promise((resolve) => setImmediate(resolve));
+      return durable.then(nextTurn);
     }
-    // A writer awaiting each write in a loop never leaves the microtask queue, so a finished flush (a worker
-    // message) would not be seen until writes stall. While background work runs, let the event loop turn now and
-    // then: one setImmediate per YIELD_EVERY writes.
-    this.writesSinceYield += count;
-    if (this.writesSinceYield >= YIELD_EVERY && (this.flushing || this.compacting)) {
-      this.writesSinceYield = 0;
-      return new Promise((resolve) => setImmediate(resolve));
-    }
-    return this.resolved;
+    return durable;
   }
 
   /** Freezes the memtable (if it holds anything), starts a new one and a new WAL, and schedules the flush. */
@@ -620,19 +672,11 @@ export class Engine {
 
   // ---------------------------------------------------------------- background work
 
-  /**
-   * Starts the worker pool (idempotent). Called at the first write, so that the threads are up (they take a while
-   * to load) by the time the first flush needs them; an engine that is only read never starts them.
-   */
-  private startPool(): Promise<Piscina> {
-    this.poolStarting ??= import('piscina').then(({ Piscina: Pool }) => {
-      this.pool = new Pool({
-        filename: new URL('../dist/compaction-worker.js', import.meta.url).href,
-        minThreads: 1,
-        maxThreads: 2,
-        idleTimeout: 60_000,
-      });
-      return this.pool;
+  /** Starts the worker pool (idempotent): when the memtable is a quarter full, or at the first job. */
+  private startPool(): Promise<JobPool> {
+    this.poolStarting ??= JobPool.start().then((pool) => {
+      this.pool = pool;
+      return pool;
     });
     return this.poolStarting;
   }
@@ -641,7 +685,7 @@ export class Engine {
     const pool = await this.startPool();
     // A flush's arenas are fresh copies: move them to the worker instead of cloning megabytes.
     const transferList = task.kind === 'flush' ? [task.memtable.bytes, task.memtable.nodes] : undefined;
-    const r = (await pool.run(task, { transferList })) as JobResult | JobError;
+    const r = await pool.run(task, transferList);
     if ('error' in r) throw rebuildJobError(r.error);
     return r;
   }
@@ -871,7 +915,9 @@ export class Engine {
   async checkpoint(dir: string): Promise<void> {
     if (this.closing) throw closedError(this.location);
     if (!this.wal) await this.flush();
-    this.wal?.writeNow();
+    // Everything acknowledged is in the WALs' files once what is pending has been written.
+    if (this.wal) await this.wal.written();
+    if (this.closing) throw closedError(this.location);
     const logs = this.wal ? [...this.imms.map((i) => i.log), this.memLog] : [];
     const edit = this.versions.snapshotEdit();
     edit.logNumber = logs.length > 0 ? logs[0]! : this.versions.nextFileNumber;
@@ -892,7 +938,7 @@ export class Engine {
       liveSnapshots: this.snapshots.size,
       openIterators: this.iterators.size,
       openTables: this.tableCache.openCount,
-      workerThreads: this.pool?.threads.length ?? 0,
+      workerThreads: this.pool?.threads ?? 0,
       blockCache: this.blockCache.stats(),
     };
   }
@@ -945,7 +991,7 @@ export class Engine {
     await Promise.all([...this.deleting.values()]);
     try {
       await this.poolStarting;
-      await this.pool?.destroy();
+      await this.pool?.close();
     } catch (err) {
       keep(err);
     }

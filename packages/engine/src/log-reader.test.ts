@@ -146,4 +146,54 @@ describe('log writer and reader', () => {
     writeFileSync(path, bytes);
     expect(() => readAll(path)).toThrow(CorruptionError);
   });
+
+  describe("the manifest's policy ('cut'): only a record cut short by the end of the file is a torn tail", () => {
+    const sizes = [10, 20, 30];
+    function readCut(path: string): number[] {
+      const reader = new LogReader(path, 'cut');
+      const out: number[] = [];
+      for (let r = reader.readRecord(); r; r = reader.readRecord()) out.push(r.length);
+      return out;
+    }
+
+    it('drops a last record cut short at any point, and zeros where a record should start', () => {
+      const path = join(dir, 'm.log');
+      writeLog(path, sizes);
+      const full = readFileSync(path);
+      const lastAt = full.length - HEADER_SIZE - 30;
+      for (let cut = lastAt + 1; cut < full.length; cut++) {
+        writeFileSync(path, full.subarray(0, cut));
+        expect(readCut(path), `cut at ${cut}`).toEqual([10, 20]);
+      }
+      writeFileSync(path, Buffer.concat([full, Buffer.alloc(100)]));
+      expect(readCut(path)).toEqual(sizes);
+    });
+
+    it('reports any flipped byte of the last record as corruption at its offset, length bytes included', () => {
+      const path = join(dir, 'n.log');
+      writeLog(path, sizes);
+      const full = readFileSync(path);
+      const lastAt = full.length - HEADER_SIZE - 30;
+      for (let i = lastAt; i < full.length; i++) {
+        for (const mask of [0x01, 0x80]) {
+          const bad = Buffer.from(full);
+          bad[i]! ^= mask;
+          writeFileSync(path, bad);
+          expect(() => readCut(path), `byte ${i} ^ ${mask}`).toThrow(
+            expect.objectContaining({ code: 'HEAPLESS_ERR_CORRUPTION', file: path, offset: lastAt }),
+          );
+          // The WAL's policy takes the same damage for the torn tail of a write that did not all land.
+          if (i >= lastAt + HEADER_SIZE) expect(readAll(path).records.map((r) => r.length)).toEqual([10, 20]);
+        }
+      }
+    });
+
+    it('reports nonzero garbage after the last record as corruption', () => {
+      const path = join(dir, 'o.log');
+      writeLog(path, sizes);
+      const full = readFileSync(path);
+      writeFileSync(path, Buffer.concat([full, Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 9])]));
+      expect(() => readCut(path)).toThrow(expect.objectContaining({ offset: full.length }));
+    });
+  });
 });

@@ -1,19 +1,29 @@
 /**
  * Reads back the logical records of a log file (see log-format.ts and FORMAT.md "Log files").
  *
- * A torn tail, what a crash leaves when it interrupts the last write (a fragment that runs past the end of the
- * file, a last fragment whose checksum fails with nothing valid after it, zeros to the end, a FIRST without its LAST),
- * ends the log quietly: those bytes were never acknowledged as durable. Anything else that does not hold (a bad
- * checksum followed by more records, a MIDDLE without a FIRST, an unknown type) is a CorruptionError naming the file
- * and offset.
+ * A torn tail, what a crash leaves when it interrupts the last write, ends the log quietly: those bytes were never
+ * acknowledged as durable. What may count as one depends on the log (`TailPolicy`): for a WAL, whose unsynced tail a
+ * power loss may leave as any garbage, a last fragment that fails in any way with nothing valid after it; for the
+ * manifest, every record of which was synced before it was acted on, only a fragment cut short by the end of the
+ * file (or zeros where it should start), so a damaged last edit is never mistaken for one that was never written.
+ * Anything else that does not hold (a bad checksum followed by more records, a MIDDLE without a FIRST, an unknown
+ * type) is a CorruptionError naming the file and offset.
  */
 import { readFileSync } from 'node:fs';
 import { crc32c, unmaskCrc } from './crc32c.js';
 import { CorruptionError, EngineError, ErrorCodes } from './errors.js';
 import { BLOCK_SIZE, HEADER_SIZE, RecordType } from './log-format.js';
 
+/**
+ * What may end a log quietly as a torn tail. `damaged`: a last fragment that is cut short, zeroed or fails its
+ * checksum, with no valid fragment after it (WALs). `cut`: only a last fragment cut short by the end of the file, its
+ * header intact and its length possible, or zeros from where it starts to the end (the manifest).
+ */
+export type TailPolicy = 'damaged' | 'cut';
+
 export class LogReader {
   readonly path: string;
+  private readonly policy: TailPolicy;
   private readonly data: Buffer;
   private pos = 0;
   /** Offset just past the last complete logical record returned. */
@@ -24,8 +34,9 @@ export class LogReader {
   tornTail = false;
 
   /** Reads the whole file into memory. Throws EngineError HEAPLESS_ERR_IO if it cannot be read. */
-  constructor(path: string) {
+  constructor(path: string, policy: TailPolicy = 'damaged') {
     this.path = path;
+    this.policy = policy;
     try {
       this.data = readFileSync(path);
     } catch (err) {
@@ -62,20 +73,22 @@ export class LogReader {
         if (parts) this.tornTail = true; // FIRST (and MIDDLEs) without LAST at the end of the file
         return undefined;
       }
-      if (at + HEADER_SIZE > data.length) return this.damaged(at, 'header runs past the end of the file');
+      if (at + HEADER_SIZE > data.length) return this.damaged(at, 'header runs past the end of the file', true);
       const length = data[at + 4]! | (data[at + 5]! << 8);
       const type = data[at + 6]!;
       const end = at + HEADER_SIZE + length;
       if (type === RecordType.Zero && length === 0 && data.readUInt32LE(at) === 0) {
         // Zeroed space: preallocation, or a crash after the file grew but before its data landed.
-        return this.damaged(at, 'zeroed record header');
+        return this.damaged(at, 'zeroed record header', this.zeroFrom(at));
       }
-      if (end > data.length) return this.damaged(at, `record length ${length} runs past the end of the file`);
+      if (end > data.length) {
+        return this.damaged(at, `record length ${length} runs past the end of the file`, this.cutShort(at, inBlock));
+      }
       if (inBlock + HEADER_SIZE + length > BLOCK_SIZE) {
-        return this.damaged(at, `record length ${length} crosses a block boundary`);
+        return this.damaged(at, `record length ${length} crosses a block boundary`, false);
       }
       if (crc32c(data.subarray(at + 6, end)) !== unmaskCrc(data.readUInt32LE(at))) {
-        return this.damaged(at, 'log record checksum mismatch');
+        return this.damaged(at, 'log record checksum mismatch', false);
       }
       this.pos = end;
       const payload = data.subarray(at + HEADER_SIZE, end);
@@ -109,14 +122,35 @@ export class LogReader {
   }
 
   /**
-   * A record at `at` does not hold. If nothing valid follows, it is the torn tail of an interrupted write and the log
-   * ends here; otherwise the log is damaged in the middle.
+   * A record at `at` does not hold. It is the torn tail of an interrupted write, and the log ends here, if nothing
+   * valid follows it and, under the `cut` policy, it was cut short (`cut`); otherwise the log is damaged.
    */
-  private damaged(at: number, what: string): undefined {
-    if (!this.nothingValidAfter(at)) throw new CorruptionError(this.path, at, what);
+  private damaged(at: number, what: string, cut: boolean): undefined {
+    if ((this.policy === 'cut' && !cut) || !this.nothingValidAfter(at)) throw new CorruptionError(this.path, at, what);
     this.tornTail = true;
     this.pos = this.data.length;
     return undefined;
+  }
+
+  /** True if every byte from `at` to the end of the file is zero. */
+  private zeroFrom(at: number): boolean {
+    const data = this.data;
+    for (let p = at; p < data.length; p++) if (data[p] !== 0) return false;
+    return true;
+  }
+
+  /**
+   * True if the fragment at `at`, which runs past the end of the file, can be one whose write was cut short: a known
+   * type, a length that fits its block, and a checksum that the bytes up to the end of the file do not already match
+   * (if they do, the fragment is whole and its length field is what is damaged).
+   */
+  private cutShort(at: number, inBlock: number): boolean {
+    const data = this.data;
+    const length = data[at + 4]! | (data[at + 5]! << 8);
+    const type = data[at + 6]!;
+    if (type < RecordType.Full || type > RecordType.Last) return false;
+    if (inBlock + HEADER_SIZE + length > BLOCK_SIZE) return false;
+    return crc32c(data.subarray(at + 6)) !== unmaskCrc(data.readUInt32LE(at));
   }
 
   /**

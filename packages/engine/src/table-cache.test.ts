@@ -90,9 +90,9 @@ describe('table cache', () => {
     tc.close();
   });
 
-  it('reports a missing table as NOT_FOUND', () => {
+  it('reports a missing table as CorruptionError', () => {
     const tc = new TableCache(dir);
-    expect(() => tc.get(999)).toThrow(expect.objectContaining({ code: ErrorCodes.NOT_FOUND }));
+    expect(() => tc.get(999)).toThrow(expect.objectContaining({ code: ErrorCodes.CORRUPTION }));
     tc.close();
   });
 });

@@ -43,7 +43,7 @@ export class TableCache {
 
   /**
    * The open reader of table `fileNumber`, opening it if needed (and closing the least recently used reader beyond
-   * `maxOpenFiles`). Throws what TableReader.open throws (NOT_FOUND, IO, CorruptionError), or EngineError CLOSED
+   * `maxOpenFiles`). Throws what TableReader.open throws (IO, CorruptionError), or EngineError CLOSED
    * after `close()`. The cache owns the reader: do not close it.
    */
   get(fileNumber: number): TableReader {

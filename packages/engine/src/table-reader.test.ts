@@ -242,9 +242,10 @@ describe('table reader', () => {
     expect([...where].sort()).toEqual(['copied', 'in place', 'read again']);
   });
 
-  it('throws NOT_FOUND for a missing file', () => {
-    expect(() => TableReader.open(join(dir, 'nope.sst'), { fileNumber: 1 })).toThrow(
-      expect.objectContaining({ code: ErrorCodes.NOT_FOUND }),
+  it('throws CorruptionError naming a missing file (the manifest lists it, the directory lacks it)', () => {
+    const path = join(dir, 'nope.sst');
+    expect(() => TableReader.open(path, { fileNumber: 1 })).toThrow(
+      expect.objectContaining({ code: ErrorCodes.CORRUPTION, file: path, offset: 0 }),
     );
   });
 });

@@ -176,17 +176,19 @@ export class TableReader {
   }
 
   /**
-   * Opens the table at `path`. Throws EngineError NOT_FOUND if there is no such file, IO if it cannot be read,
-   * CorruptionError if its footer, index, metaindex, filter or properties are bad. The caller must `close()` the
-   * reader.
+   * Opens the table at `path`. Throws CorruptionError if there is no such file (a table is opened because the
+   * manifest lists it) or if its footer, index, metaindex, filter or properties are bad, EngineError IO if it cannot
+   * be read. The caller must `close()` the reader.
    */
   static open(path: string, options: TableReaderOptions): TableReader {
     let fd: number;
     try {
       fd = openSync(path, 'r');
     } catch (cause) {
-      const code = (cause as NodeJS.ErrnoException).code === 'ENOENT' ? ErrorCodes.NOT_FOUND : ErrorCodes.IO;
-      throw new EngineError(code, `cannot open table ${path}`, { cause });
+      if ((cause as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new CorruptionError(path, 0, 'the table is missing: the manifest lists a file the directory lacks');
+      }
+      throw new EngineError(ErrorCodes.IO, `cannot open table ${path}: ${(cause as Error).message}`, { cause });
     }
     try {
       const fileSize = fstatSync(fd).size;

@@ -10,10 +10,29 @@
  *
  * Ownership: the VersionSet owns the manifest's file descriptor; `close()` closes it.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
 import { CorruptionError, EngineError, ErrorCodes } from './errors.js';
-import { CURRENT_FILE, manifestBaseName, manifestFileName, tempFileName } from './filenames.js';
+import {
+  CURRENT_FILE,
+  FileType,
+  logFileName,
+  manifestBaseName,
+  manifestFileName,
+  parseFileName,
+  tableFileName,
+  tempFileName,
+} from './filenames.js';
 import { LogReader } from './log-reader.js';
 import { LogWriter } from './log-writer.js';
 import { Version } from './version.js';
@@ -46,6 +65,8 @@ export class VersionSet {
   private manifest: LogWriter | undefined;
   /** The manifest `recover` read, when it may be appended to as it is (see `reuseManifest`). */
   private recovered: { path: string; size: number } | undefined;
+  /** Where in the manifest `recover` read each fact that `verifyFiles` checks, for its errors. */
+  private provenance: { path: string; tables: Map<number, number>; logNumber: number } | undefined;
   /** Called when a version stops being referenced: tables may have become deletable. */
   onVersionReleased: () => void = () => {};
 
@@ -93,15 +114,21 @@ export class VersionSet {
     const path = join(this.dir, name.slice(0, -1));
     if (!existsSync(path))
       throw new CorruptionError(currentPath, 0, `CURRENT names ${name.slice(0, -1)}, which is missing`);
-    const reader = new LogReader(path);
+    // Every edit was synced before it was acted on: only the last one, cut short, may be one that never counted.
+    const reader = new LogReader(path, 'cut');
     const levels: Map<number, FileMetaData>[] = Array.from({ length: this.numLevels }, () => new Map());
+    const tableOffsets = new Map<number, number>();
+    let logNumberOffset = 0;
     let logNumber: number | undefined;
     let nextFile: number | undefined;
     let lastSeq: number | undefined;
     for (let rec = reader.readRecord(); rec; rec = reader.readRecord()) {
       const at = reader.recordOffset;
       const edit = VersionEdit.decode(rec, path, at);
-      if (edit.logNumber !== undefined) logNumber = edit.logNumber;
+      if (edit.logNumber !== undefined) {
+        logNumber = edit.logNumber;
+        logNumberOffset = at;
+      }
       if (edit.nextFileNumber !== undefined) nextFile = edit.nextFileNumber;
       if (edit.lastSequence !== undefined) lastSeq = edit.lastSequence;
       for (const [level, number] of edit.deletedFiles) {
@@ -111,6 +138,7 @@ export class VersionSet {
       for (const [level, f] of edit.newFiles) {
         if (level >= this.numLevels) throw new CorruptionError(path, at, `edit names level ${level}`);
         levels[level]!.set(f.number, f);
+        tableOffsets.set(f.number, at);
       }
     }
     if (logNumber === undefined || nextFile === undefined || lastSeq === undefined) {
@@ -135,7 +163,67 @@ export class VersionSet {
     // Appending after a torn edit would turn it into damage in the middle of the log.
     const whole = reader.validLength === reader.fileSize;
     this.recovered = whole && reader.fileSize < MANIFEST_ROLL_SIZE ? { path, size: reader.fileSize } : undefined;
+    this.provenance = { path, tables: tableOffsets, logNumber: logNumberOffset };
     this.installCurrent(this.makeVersion(levels.map((l) => [...l.values()])));
+  }
+
+  /**
+   * Checks the state `recover` read against the directory (`listing`: its names), before recovery deletes or writes
+   * anything on the strength of it: a manifest that lost edits (cut at an edit boundary, or an older copy) names
+   * tables a later edit deleted, or a log a later edit retired, and acting on it would delete the tables that hold
+   * the data. Holds after any crash, since a file is deleted only once an edit that no longer needs it is durable:
+   *
+   * - every table the manifest lists exists with the size it records;
+   * - the oldest log it still needs (`logNumber`) exists if any later log does: logs are created in number order,
+   *   and the one `logNumber` names is deleted only after an edit naming a later one is durable.
+   *
+   * Throws CorruptionError naming the manifest, the offset of the edit at fault, and the missing or mismatched file,
+   * or EngineError IO; changes nothing. Checks once, after `recover`; a no-op for a new database.
+   */
+  verifyFiles(listing: readonly string[]): void {
+    const p = this.provenance;
+    if (p === undefined) return;
+    this.provenance = undefined;
+    const manifest = basename(p.path);
+    for (const files of this.current.files) {
+      for (const f of files) {
+        const path = tableFileName(this.dir, f.number);
+        let size: number;
+        try {
+          size = statSync(path).size;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+            throw new EngineError(ErrorCodes.IO, `stat of ${path} failed: ${(err as Error).message}`, { cause: err });
+          }
+          throw new CorruptionError(
+            p.path,
+            p.tables.get(f.number) ?? 0,
+            `${manifest} lists table ${basename(path)}, which is missing: the manifest does not match the directory`,
+          );
+        }
+        if (size !== f.size) {
+          throw new CorruptionError(
+            p.path,
+            p.tables.get(f.number) ?? 0,
+            `${manifest} lists table ${basename(path)} of ${f.size} bytes, the file has ${size}`,
+          );
+        }
+      }
+    }
+    let oldestLog: number | undefined;
+    for (const name of listing) {
+      const f = parseFileName(name);
+      if (f?.type === FileType.Log && f.number >= this.logNumber && (oldestLog === undefined || f.number < oldestLog))
+        oldestLog = f.number;
+    }
+    if (oldestLog !== undefined && oldestLog !== this.logNumber) {
+      throw new CorruptionError(
+        p.path,
+        p.logNumber,
+        `${manifest} needs log ${basename(logFileName(this.dir, this.logNumber))}, which is missing while the later ` +
+          `${basename(logFileName(this.dir, oldestLog))} exists: the manifest is older than the directory`,
+      );
+    }
   }
 
   /**
@@ -164,13 +252,15 @@ export class VersionSet {
 
   /**
    * Starts a new manifest holding the whole current state and points CURRENT at it (durably). Used at open and when
-   * the manifest grows large. Throws EngineError IO.
+   * the manifest grows large. Throws EngineError IO; if CURRENT was not switched, the new manifest is removed again.
    */
   writeNewManifest(): void {
     this.recovered = undefined;
     const number = this.newFileNumber();
     const tempNumber = this.newFileNumber();
-    const writer = new LogWriter(manifestFileName(this.dir, number));
+    const path = manifestFileName(this.dir, number);
+    const writer = new LogWriter(path);
+    let named = false;
     try {
       const edit = this.snapshotEdit();
       const bytes = edit.encode();
@@ -178,9 +268,12 @@ export class VersionSet {
       writer.writePending();
       // Durable before CURRENT names it: a CURRENT naming a manifest whose bytes a crash lost is a database lost.
       writer.syncNow();
-      setCurrentFile(this.dir, number, tempNumber);
+      replaceCurrentFile(this.dir, number, tempNumber);
+      named = true;
+      syncDirectory(this.dir);
     } catch (err) {
       writer.close();
+      if (!named) removeQuietly(path);
       throw err;
     }
     this.manifest?.close();
@@ -251,23 +344,46 @@ export class VersionSet {
   }
 }
 
+/** Unlinks `path` if it is there (a file this process just created and no longer wants). */
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Never created, or already gone.
+  }
+}
+
 /**
- * Points CURRENT at MANIFEST-`manifestNumber`: writes `tempNumber`.dbtmp, fsyncs it, renames it over CURRENT and
- * fsyncs the directory.
+ * Points CURRENT at MANIFEST-`manifestNumber`, durably: `replaceCurrentFile`, then an fsync of the directory.
+ * Throws EngineError IO (or the fsync's error).
  */
 export function setCurrentFile(dir: string, manifestNumber: number, tempNumber: number): void {
-  const tmp = tempFileName(dir, tempNumber);
-  const fd = openSync(tmp, 'w');
-  try {
-    writeFileSync(fd, `${manifestBaseName(manifestNumber)}\n`);
-    // Before the rename: otherwise a crash may leave CURRENT renamed but empty (the rename reached the disk, the
-    // data did not), and the database would not open.
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, join(dir, CURRENT_FILE));
+  replaceCurrentFile(dir, manifestNumber, tempNumber);
   // The rename is durable only once the directory is: without this, a crash could bring back the old CURRENT after
   // the caller has gone on to delete what only the old manifest needed (WALs, tables, the old manifest itself).
   syncDirectory(dir);
+}
+
+/**
+ * Writes `tempNumber`.dbtmp naming MANIFEST-`manifestNumber`, fsyncs it and renames it over CURRENT (the directory
+ * is not synced). Throws EngineError IO with CURRENT as it was and the temporary file removed.
+ */
+function replaceCurrentFile(dir: string, manifestNumber: number, tempNumber: number): void {
+  const tmp = tempFileName(dir, tempNumber);
+  try {
+    const fd = openSync(tmp, 'w');
+    try {
+      writeFileSync(fd, `${manifestBaseName(manifestNumber)}\n`);
+      // Before the rename: otherwise a crash may leave CURRENT renamed but empty (the rename reached the disk, the
+      // data did not), and the database would not open.
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, join(dir, CURRENT_FILE));
+  } catch (err) {
+    removeQuietly(tmp);
+    const what = `pointing ${join(dir, CURRENT_FILE)} at ${manifestBaseName(manifestNumber)} failed`;
+    throw new EngineError(ErrorCodes.IO, `${what}: ${(err as Error).message}`, { cause: err });
+  }
 }

@@ -22,7 +22,7 @@ function readBack(path: string): string[] {
 }
 
 describe('WAL writer (group commit)', () => {
-  it('buffers appends and writes them once per event-loop turn', async () => {
+  it('buffers appends no one waits for and writes them by the end of the event-loop turn', async () => {
     const errors: Error[] = [];
     const wal = new WalWriter(join(dir, '000001.log'), 1, (e) => errors.push(e));
     wal.append(rec('a'), 0, 1);
@@ -32,6 +32,49 @@ describe('WAL writer (group commit)', () => {
     expect(readBack(wal.path)).toEqual(['a', 'b']);
     await wal.close();
     expect(errors).toEqual([]);
+  });
+
+  it('resolves written() only once write(2) has the bytes: one write and one promise per synchronous run', async () => {
+    const wal = new WalWriter(join(dir, '000010.log'), 10, () => {});
+    const write = vi.spyOn(LogWriter.prototype, 'writePending');
+    try {
+      wal.append(rec('a'), 0, 1);
+      const first = wal.written();
+      wal.append(rec('b'), 0, 1);
+      const second = wal.written();
+      expect(second).toBe(first);
+      expect(readFileSync(wal.path).length).toBe(0); // nothing reached the file yet
+      await first;
+      expect(readBack(wal.path)).toEqual(['a', 'b']);
+      expect(write).toHaveBeenCalledTimes(1);
+      expect(wal.written()).not.toBe(first); // nothing pending: already written
+      wal.append(rec('c'), 0, 1);
+      const third = wal.written();
+      expect(third).not.toBe(first);
+      await third;
+      expect(readBack(wal.path)).toEqual(['a', 'b', 'c']);
+      expect(write).toHaveBeenCalledTimes(2);
+    } finally {
+      write.mockRestore();
+    }
+    await wal.close();
+  });
+
+  it('rejects written() with the error when write(2) fails, and reports it once', async () => {
+    const errors: Error[] = [];
+    const wal = new WalWriter(join(dir, '000011.log'), 11, (e) => errors.push(e));
+    const write = vi.spyOn(LogWriter.prototype, 'writePending').mockImplementationOnce(() => {
+      throw new Error('injected write failure');
+    });
+    try {
+      wal.append(rec('a'), 0, 1);
+      await expect(wal.written()).rejects.toThrow('injected write failure');
+      await expect(wal.written()).rejects.toThrow('injected write failure');
+      expect(errors.map((e) => e.message)).toEqual(['injected write failure']);
+    } finally {
+      write.mockRestore();
+    }
+    await wal.close();
   });
 
   it('resolves sync waiters only after their bytes are written and synced; concurrent ones share a round', async () => {
@@ -78,17 +121,39 @@ describe('WAL writer (group commit)', () => {
     }
   });
 
-  it('makes the next log wait for the previous one to be durable', async () => {
-    const first = new WalWriter(join(dir, '000004.log'), 4, () => {});
+  it('makes the next log write nothing before the previous one is durable', async () => {
+    let previousDurable!: () => void;
+    const previous = new Promise<void>((resolve) => {
+      previousDurable = resolve;
+    });
+    const wal = new WalWriter(join(dir, '000005.log'), 5, () => {}, previous);
+    const order: string[] = [];
+    wal.append(rec('new'), 0, 3);
+    const written = wal.written().then(() => order.push('written'));
+    const synced = wal.waitForSync().then(() => order.push('synced'));
+    for (let turn = 0; turn < 3; turn++) await new Promise((r) => setImmediate(r));
+    expect(readFileSync(wal.path).length).toBe(0);
+    expect(order).toEqual([]);
+    previousDurable();
+    await Promise.all([written, synced]);
+    expect(order).toEqual(['written', 'synced']);
+    expect(readBack(wal.path)).toEqual(['new']);
+    await wal.close();
+  });
+
+  it('chains logs through close: the second writes once the first is synced and closed', async () => {
+    const first = new WalWriter(join(dir, '000008.log'), 8, () => {});
     first.append(rec('old'), 0, 3);
     const order: string[] = [];
     const closed = first.close().then(() => {
       order.push('first closed');
     });
-    const second = new WalWriter(join(dir, '000005.log'), 5, () => {}, closed);
+    const second = new WalWriter(join(dir, '000009.log'), 9, () => {}, closed);
     second.append(rec('new'), 0, 3);
+    await second.written().then(() => order.push('second written'));
     await second.waitForSync().then(() => order.push('second synced'));
-    expect(order).toEqual(['first closed', 'second synced']);
+    expect(order).toEqual(['first closed', 'second written', 'second synced']);
+    expect(readBack(first.path)).toEqual(['old']);
     await second.close();
   });
 });

@@ -1,15 +1,19 @@
 /**
  * The write-ahead log of the live memtable, with group commit.
  *
- * `append` only copies the record into the log's buffer: no system call, no threadpool hop, so a write that does not
- * ask for `sync` costs a memcpy and a CRC. The buffer reaches the file once per event-loop turn (a setImmediate) or
- * as soon as it holds FLUSH_THRESHOLD bytes, in one write(2). Writers that ask for `sync` wait for the next sync
- * round: one fdatasync on the libuv threadpool covers every byte written before it started, so all sync writers of a
- * turn share one write and one fdatasync, and the event loop keeps running meanwhile. A sync waiter resolves only
- * after an fdatasync that started after its bytes were written.
+ * `append` only copies the record into the log's buffer: no system call, no threadpool hop. Writers then wait for
+ * one of two things. `written()` resolves once a write(2) has handed their bytes to the OS, so that they survive the
+ * process being killed: the first caller queues a microtask that writes the whole buffer, so every write appended in
+ * the same synchronous run of code (a loop, a batch of requests a server handles in one go) shares one write(2) and
+ * one promise, and a writer that awaits each write pays one write(2) per write and no event-loop turn.
+ * `waitForSync()` resolves once an fdatasync that started after that write(2) has returned, so that they survive a
+ * power loss too: sync rounds run at the end of the event-loop turn (a setImmediate), and all sync writers of a turn
+ * share one fdatasync on the libuv threadpool while the event loop keeps running. Whatever is appended reaches the
+ * file by the end of the turn in any case, and at once when the buffer holds FLUSH_THRESHOLD bytes.
  *
- * A crash loses at most the bytes still in the buffer or in the page cache: a suffix of the writes, never a write in
- * the middle. The next log's syncs wait for this log's final sync (`previous` in the constructor), so that suffix
+ * A power loss loses at most what the page cache held: a suffix of the writes. A log writes nothing before the
+ * previous log's final fdatasync has returned (`previous` in the constructor; a few milliseconds once per memtable),
+ * so the page cache never holds a later log's bytes while an earlier one still has unsynced bytes, and the suffix
  * property holds across log files too.
  *
  * Ownership: the WalWriter owns its LogWriter; `close()` writes, syncs and closes it and clears its timer.
@@ -40,10 +44,27 @@ interface Waiter {
   reject: (err: Error) => void;
 }
 
+/** The writers of one write(2): one promise for all of them, settled when that write returns. */
+class WriteGroup {
+  readonly done: Promise<void>;
+  resolve!: () => void;
+  reject!: (err: Error) => void;
+  constructor() {
+    this.done = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+}
+
+const WRITTEN: Promise<void> = Promise.resolve();
+
 export class WalWriter {
   readonly number: number;
   private readonly log: LogWriter;
   private scheduled: NodeJS.Immediate | undefined;
+  /** Writers waiting for the pending bytes to be handed to write(2); undefined until one asks. */
+  private group: WriteGroup | undefined;
   /** Sync writers whose bytes are appended but not yet covered by a started fdatasync. */
   private waiters: Waiter[] = [];
   private syncing = false;
@@ -51,10 +72,13 @@ export class WalWriter {
   private closeRequested = false;
   private closeDone: (() => void) | undefined;
   private failure: Error | undefined;
-  private previous: Promise<void> | undefined;
+  /** True until the previous log is durable: nothing is written meanwhile. */
+  private blocked: boolean;
   private directorySynced = false;
   /** Called once if a write or sync fails; the engine then refuses further writes. */
   private readonly onError: (err: Error) => void;
+  /** The microtask `written()` queues. */
+  private readonly writeTick = (): void => this.writeNow();
   private readonly flushTick = (): void => {
     this.scheduled = undefined;
     this.flush();
@@ -74,7 +98,12 @@ export class WalWriter {
     this.number = number;
     this.log = new LogWriter(path, undefined, appendAt);
     this.onError = onError;
-    this.previous = previous;
+    this.blocked = previous !== undefined;
+    // The previous log's close resolves also after a failure (which went to its onError).
+    previous?.then(() => {
+      this.blocked = false;
+      this.flush();
+    });
   }
 
   get path(): string {
@@ -93,6 +122,21 @@ export class WalWriter {
     if (this.scheduled === undefined) this.scheduled = setImmediate(this.flushTick);
   }
 
+  /**
+   * Resolves once everything appended so far has been handed to the OS (write(2) returned): it then survives the
+   * process being killed, though not a power loss. The write happens in a microtask the first caller queues; every
+   * caller until then gets the same promise. Rejects with the I/O error if the write fails.
+   */
+  written(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.log.pendingBytes === 0) return WRITTEN;
+    if (this.group === undefined) {
+      this.group = new WriteGroup();
+      queueMicrotask(this.writeTick);
+    }
+    return this.group.done;
+  }
+
   /** Resolves once everything appended so far is on disk (fdatasync). Rejects with the I/O error if that fails. */
   waitForSync(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
@@ -104,17 +148,22 @@ export class WalWriter {
     });
   }
 
-  /** Hands what is pending to write(2) now (checkpoints copy the file right after). */
+  /** Hands what is pending to write(2) now, unless the previous log is not durable yet. */
   writeNow(): void {
-    if (this.failure) return;
+    if (this.failure || this.blocked) return;
     try {
       this.log.writePending();
     } catch (err) {
       this.fail(err as Error);
+      return;
     }
+    const group = this.group;
+    this.group = undefined;
+    group?.resolve();
   }
 
   private flush(): void {
+    if (this.blocked) return; // unblocking flushes
     this.writeNow();
     if (this.waiters.length > 0 && !this.syncing && !this.failure) void this.syncRound();
     else if (this.closeRequested && !this.syncing) this.finishClose();
@@ -125,10 +174,6 @@ export class WalWriter {
     const batch = this.waiters;
     this.waiters = [];
     try {
-      if (this.previous) {
-        await this.previous;
-        this.previous = undefined;
-      }
       await this.log.sync();
       if (!this.directorySynced) {
         // The new file's directory entry must be durable too, or a power loss could lose the whole log.
@@ -149,6 +194,9 @@ export class WalWriter {
   private fail(err: Error): void {
     if (this.failure) return;
     this.failure = err;
+    const group = this.group;
+    this.group = undefined;
+    group?.reject(err);
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w.reject(err);

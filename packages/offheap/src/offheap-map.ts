@@ -80,8 +80,8 @@ export interface OffHeapMapOpenOptions<F extends FieldSpec = FieldSpec> extends 
   dir: string;
   /**
    * Durability of each write: true = `durable()` resolves after an fdatasync covering the write (group-committed
-   * by the engine); false (default) = after the write is in the engine's WAL, so a crash may lose a suffix of
-   * writes but never one in the middle.
+   * by the engine); false (default) = after the write is in the engine's WAL file (write(2) returned), so it
+   * survives the process being killed, and a power loss may lose a suffix of writes but never one in the middle.
    */
   sync?: boolean;
   /** Engine tuning passed to `Engine.open` (its `sync` comes from above). */

@@ -22,14 +22,27 @@ export interface ScanCursor<K, V, F extends FieldSpec = FieldSpec> {
   readonly value: V;
   /** The current value's bytes: a view of the cursor's buffer, valid until `next()`. */
   readonly bytes: Uint8Array;
-  /** Struct maps: a view positioned on the current record (read-only, valid until `next()`). */
+  /**
+   * Struct maps: a read-only view of the current record. It is one view per cursor, which `next()` moves onto each
+   * record, so it may be fetched once before the loop; reading it before the first `next()` or after the last
+   * throws VIEW_NOT_POSITIONED.
+   */
   readonly view: StructView<F>;
 }
 
-/** ViewHost of cursor views: never stale, never writable. */
-const READ_ONLY_HOST: ViewHost = {
+/**
+ * ViewHost of cursor views: never writable. The cursor positions its view (epoch 0, the host's) on every record
+ * `next()` copies, and unpositions it (epoch -1) before the first record and after the last, so a read then reaches
+ * `revalidate`, which throws.
+ */
+const CURSOR_HOST: ViewHost = {
   epoch: 0,
-  revalidate(): void {},
+  revalidate(): void {
+    throw new OffHeapError(
+      OffHeapErrorCodes.VIEW_NOT_POSITIONED,
+      'the scan cursor is not on a record: call next() first (and read no further once it returned false)',
+    );
+  },
   beginWrite(): void {
     throw new OffHeapError(OffHeapErrorCodes.READ_ONLY, 'a scan cursor view is read-only');
   },
@@ -44,7 +57,9 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
   private dv = new DataView(this.buf.buffer);
   private keyLength = 0;
   private valueLength = 0;
-  private structView: StructView<F> | null = null;
+  private structView: StructViewBase<F> | null = null;
+  /** True while `buf` holds the record `next()` moved to last. */
+  private onRecord = false;
 
   constructor(
     private readonly table: HashTable,
@@ -63,6 +78,14 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
   }
 
   next(): boolean {
+    const found = this.advance();
+    this.onRecord = found;
+    // The view follows the cursor: `copy` may have moved the record into a larger buffer.
+    if (this.structView !== null) this.placeView(this.structView);
+    return found;
+  }
+
+  private advance(): boolean {
     const slots = this.table.slots;
     const hashes = this.table.hashes;
     const control = this.control;
@@ -92,6 +115,11 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
     }
   }
 
+  /** Positions `v` on the current record (epoch 0, the host's), or unpositions it (-1) when there is none. */
+  private placeView(v: StructViewBase<F>): void {
+    v._position(this.buf, this.dv, this.keyLength, this.onRecord ? CURSOR_HOST.epoch : -1, undefined, 0, 0);
+  }
+
   get key(): K {
     const b = this.buf;
     return (this.keysAreStrings ? b.toString('utf8', 0, this.keyLength) : b.slice(0, this.keyLength)) as K;
@@ -111,10 +139,12 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
     if (this.structType === null) {
       throw new OffHeapError(OffHeapErrorCodes.INVALID_ARGUMENT, 'cursor.view needs a struct map');
     }
-    if (this.structView === null) this.structView = this.structType.createView(READ_ONLY_HOST);
-    const v = this.structView as unknown as StructViewBase<F>;
-    v._position(this.buf, this.dv, this.keyLength, 0, undefined, 0, 0);
-    return this.structView;
+    if (this.structView === null) {
+      const v = this.structType.createView(CURSOR_HOST) as unknown as StructViewBase<F>;
+      this.placeView(v);
+      this.structView = v;
+    }
+    return this.structView as unknown as StructView<F>;
   }
 
   /** Copies key and value of the record at `loc` into `buf`; false if its header is not a plausible record. */

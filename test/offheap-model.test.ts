@@ -23,7 +23,8 @@ const value = fc.oneof(
   fc.string({ maxLength: 30 }),
   fc.record({ id: fc.integer(), name: fc.string({ maxLength: 12 }) }),
   fc.record({ id: fc.integer(), tags: fc.array(fc.string({ maxLength: 4 }), { maxLength: 3 }), ok: fc.boolean() }),
-  fc.record({ x: fc.double({ noNaN: true }), y: fc.constantFrom(null, 'a', 'bb') }),
+  // -0 is stored as 0 (msgpack has no negative zero; README), which offheap-map.test.ts checks on its own.
+  fc.record({ x: fc.double({ noNaN: true }).map((d) => (d === 0 ? 0 : d)), y: fc.constantFrom(null, 'a', 'bb') }),
 );
 const key = fc.oneof(
   fc.integer({ min: 0, max: 120 }).map((i) => `k${i}`),

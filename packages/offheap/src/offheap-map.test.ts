@@ -33,6 +33,14 @@ describe('OffHeapMap (memory-only)', () => {
     expect(() => m.delete('a')).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.CLOSED }));
   });
 
+  it('reads -0 back as 0, as msgpack has no negative zero (README), and every other double as it was', () => {
+    const m = new OffHeapMap<string, { x: number }>();
+    for (const x of [-0, 0, -1.5, Number.MIN_VALUE, -Number.MAX_VALUE]) {
+      m.set('k', { x });
+      expect(Object.is(m.get('k')!.x, x === 0 ? 0 : x)).toBe(true);
+    }
+  });
+
   it('returns binary fields as copies that a later get does not overwrite', () => {
     const m = new OffHeapMap<string, { x: Uint8Array }>();
     m.set('a', { x: Uint8Array.of(1, 2) }).set('b', { x: Uint8Array.of(9, 9) });

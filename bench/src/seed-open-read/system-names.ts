@@ -1,0 +1,11 @@
+/** The systems of `seed-open-read`, in table order (light: the parent reads it). */
+export const OPEN_READ_SYSTEMS = [
+  'lmdb',
+  'classic-level',
+  'rocksdb',
+  'rocksdb-none',
+  'heapless',
+  'heapless-deflate',
+] as const;
+
+export type OpenReadSystemName = (typeof OPEN_READ_SYSTEMS)[number];

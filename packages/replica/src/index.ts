@@ -1,0 +1,28 @@
+/**
+ * @heapless/replica: heapless replicas on NATS JetStream. The change-message format (FORMAT.md) and its codec;
+ * more parts are exported as they land.
+ */
+export {
+  type Change,
+  type DeleteChange,
+  decodeChanges,
+  deleteChange,
+  encodeChanges,
+  OP_DELETE,
+  OP_SET,
+  type SetChange,
+  setChange,
+} from './change-codec.js';
+export {
+  type ChangeLimits,
+  changeLimits,
+  changeSubject,
+  DEFAULT_CHANGE_LIMITS,
+  DEFAULT_SUBJECT_PREFIX,
+  FORMAT_HEADER,
+  FORMAT_VERSION,
+  MSG_ID_HEADER,
+  SCHEMA_HEADER,
+} from './change-format.js';
+export { type ChangeMessage, changeHeaders, type ReadOptions, readChangeMessage } from './change-message.js';
+export { isReplicaError, REPLICA_ERRORS, ReplicaError, type ReplicaErrorCode } from './errors.js';

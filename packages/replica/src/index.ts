@@ -1,6 +1,6 @@
 /**
- * @heapless/replica: heapless replicas on NATS JetStream. The change-message format (FORMAT.md) and its codec;
- * more parts are exported as they land.
+ * @heapless/replica: heapless replicas on NATS JetStream. The change-message format (FORMAT.md) and its codec,
+ * change streams, publishing, ordered reading from a position, and checkpoints in the JetStream object store.
  */
 export {
   type Change,
@@ -13,6 +13,7 @@ export {
   type SetChange,
   setChange,
 } from './change-codec.js';
+export { type ChangeBatch, ChangeConsumer, type ConsumeOptions, consumeChanges } from './change-consumer.js';
 export {
   type ChangeLimits,
   changeLimits,
@@ -25,4 +26,16 @@ export {
   SCHEMA_HEADER,
 } from './change-format.js';
 export { type ChangeMessage, changeHeaders, type ReadOptions, readChangeMessage } from './change-message.js';
+export { ChangePublisher, type PublishAck, type PublisherOptions } from './change-publisher.js';
+export {
+  assertResumable,
+  type ChangeStreamOptions,
+  ensureChangeStream,
+  type ResumeCheck,
+  readStreamPosition,
+  resumeFrom,
+  type StreamPosition,
+  verifyChangeStream,
+} from './change-stream.js';
+export { type ConnectOptions, connectToNats } from './connect.js';
 export { isReplicaError, REPLICA_ERRORS, ReplicaError, type ReplicaErrorCode } from './errors.js';

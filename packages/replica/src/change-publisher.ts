@@ -24,6 +24,12 @@ import { isUnavailable, replicaErrorOf } from './nats-errors.js';
 
 /** Pause between two attempts of one publish while JetStream is unavailable: short, a leader election is ~1 s. */
 const RETRY_PAUSE_MS = 100;
+/**
+ * Longest wait for one attempt's acknowledgement before the publish is sent again (same message id, so stored
+ * once). nats.js loses the reply of a request written while it was reconnecting, though JetStream stores the
+ * message; without this bound such a publish would wait out its whole timeout. A loopback or LAN ack takes ms.
+ */
+const ATTEMPT_TIMEOUT_MS = 1_000;
 /** nats.js's own default for max_payload when the server has not said (it always does once connected). */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
@@ -99,12 +105,13 @@ export class ChangePublisher {
         const ack = await this.js.publish(this.subject, payload, {
           msgID: msgId,
           headers,
-          timeout: Math.max(left, 1),
+          timeout: Math.max(Math.min(left, ATTEMPT_TIMEOUT_MS), 1),
           expect: { streamName: this.stream },
         });
         return { seq: ack.seq, duplicate: ack.duplicate, msgId };
       } catch (err) {
-        const retry = isUnavailable(err) && !this.closed && !this.nc.isClosed() && left > RETRY_PAUSE_MS * 2;
+        const rest = deadline - performance.now();
+        const retry = isUnavailable(err) && !this.closed && !this.nc.isClosed() && rest > RETRY_PAUSE_MS;
         if (!retry) throw replicaErrorOf(err, `publish ${msgId} to ${this.stream} within ${this.timeoutMs} ms`);
       }
       await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));

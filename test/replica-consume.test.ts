@@ -4,7 +4,6 @@
 // another schema; and close() leaves no consumer on the server.
 
 import {
-  type ChangeBatch,
   type ChangeConsumer,
   ChangePublisher,
   connectToNats,
@@ -18,6 +17,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { headers, type NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsServers, startNatsServer } from './nats-server.js';
+import { range, recorder, retryUnavailable } from './replica-support.js';
 
 let nats: NatsServers;
 let nc: NatsConnection;
@@ -42,28 +42,6 @@ async function publishRange(publisher: ChangePublisher, from: number, to: number
   for (let seq = from; seq <= to; seq++)
     await publisher.publish([setChange(`k${seq}`, Buffer.from(`v${seq}`))], { msgId: `m${seq}` });
 }
-
-/** A handler that records every batch, and a promise for the moment the reader's position reaches `seq`. */
-function recorder() {
-  const batches: ChangeBatch[] = [];
-  const waiters: { seq: number; resolve: () => void }[] = [];
-  return {
-    batches,
-    seqs: () => batches.flatMap((b) => b.messages.map((m) => m.seq)),
-    handler: (batch: ChangeBatch) => {
-      batches.push(batch);
-      for (const w of waiters.splice(0))
-        if (batch.lastSeq >= w.seq) w.resolve();
-        else waiters.push(w);
-    },
-    reached(seq: number): Promise<void> {
-      if (batches.at(-1)?.lastSeq !== undefined && batches.at(-1)!.lastSeq >= seq) return Promise.resolve();
-      return new Promise((resolve) => waiters.push({ seq, resolve }));
-    },
-  };
-}
-
-const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 async function failure(consumer: ChangeConsumer): Promise<ReplicaError> {
   const err = await consumer.done.then(
@@ -285,14 +263,3 @@ describe('consumeChanges', () => {
     expect((await failure(orphan)).code).toBe('CLOSED');
   });
 });
-
-/** Calls `f` until it does not fail with UNAVAILABLE (the connection is coming back). */
-async function retryUnavailable(f: () => Promise<void>): Promise<void> {
-  for (;;) {
-    try {
-      return await f();
-    } catch (err) {
-      if (!(err instanceof ReplicaError) || err.code !== 'UNAVAILABLE') throw err;
-    }
-  }
-}

@@ -19,6 +19,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsServers, startNatsServer } from './nats-server.js';
+import { retryUnavailable } from './replica-support.js';
 
 let nats: NatsServers;
 let nc: NatsConnection;
@@ -148,20 +149,9 @@ describe('ChangePublisher', () => {
     expect((err as ReplicaError).message).toMatch(/publish during to outage within 500 ms/);
     await node.start();
     // The same write retried with its id, as a caller does after UNAVAILABLE, is stored once.
-    const retried = await retry(() => publisher.publish([setChange('k', value(2))], { msgId: 'during' }));
+    const retried = await retryUnavailable(() => publisher.publish([setChange('k', value(2))], { msgId: 'during' }));
     const again = await publisher.publish([setChange('k', value(2))], { msgId: 'during' });
     expect(again).toEqual({ ...retried, duplicate: true });
     expect(await readStreamPosition(nc, 'outage')).toMatchObject({ lastSeq: 2, messages: 2 });
   });
 });
-
-/** Calls `f` until it does not fail with UNAVAILABLE (the client reconnects on its own). */
-async function retry<T>(f: () => Promise<T>): Promise<T> {
-  for (;;) {
-    try {
-      return await f();
-    } catch (err) {
-      if (!(err instanceof ReplicaError) || err.code !== 'UNAVAILABLE') throw err;
-    }
-  }
-}

@@ -90,7 +90,7 @@ export class ChangePublisher {
    * replicated stream, on a majority of its replicas). `msgId` defaults to a fresh unique id; pass the id of a
    * failed attempt to retry it. Throws the codec's errors for bad changes (nothing is sent), MESSAGE_TOO_LARGE,
    * UNAVAILABLE when NATS did not acknowledge within `timeoutMs` (the message may or may not be stored: retry with
-   * the same id), CLOSED, NATS_ERROR.
+   * the same id), CLOSED (this publisher or the connection was closed), NATS_ERROR.
    */
   async publish(changes: readonly Change[], options: { msgId?: string } = {}): Promise<PublishAck> {
     if (this.closed) throw new ReplicaError('CLOSED', 'the publisher is closed');
@@ -110,9 +110,11 @@ export class ChangePublisher {
         });
         return { seq: ack.seq, duplicate: ack.duplicate, msgId };
       } catch (err) {
+        const what = `publish ${msgId} to ${this.stream}`;
+        if (this.nc.isClosed()) throw new ReplicaError('CLOSED', `${what}: the connection is closed`, { cause: err });
         const rest = deadline - performance.now();
-        const retry = isUnavailable(err) && !this.closed && !this.nc.isClosed() && rest > RETRY_PAUSE_MS;
-        if (!retry) throw replicaErrorOf(err, `publish ${msgId} to ${this.stream} within ${this.timeoutMs} ms`);
+        const retry = isUnavailable(err) && !this.closed && rest > RETRY_PAUSE_MS;
+        if (!retry) throw replicaErrorOf(err, `${what} within ${this.timeoutMs} ms`);
       }
       await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
     }

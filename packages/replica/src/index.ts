@@ -37,5 +37,19 @@ export {
   type StreamPosition,
   verifyChangeStream,
 } from './change-stream.js';
+export {
+  type CheckpointFile,
+  type CheckpointManifest,
+  decodeManifest,
+  encodeManifest,
+  isSafePath,
+  MANIFEST_FORMAT,
+} from './checkpoint-manifest.js';
+export {
+  CheckpointStore,
+  type CheckpointStoreOptions,
+  type CheckpointSummary,
+  type UploadOptions,
+} from './checkpoint-store.js';
 export { type ConnectOptions, connectToNats } from './connect.js';
 export { isReplicaError, REPLICA_ERRORS, ReplicaError, type ReplicaErrorCode } from './errors.js';

@@ -2,9 +2,10 @@
  * Reading a change stream in order from a stored position, in batches, for a follower.
  *
  * The reader owns one ephemeral JetStream consumer at a time (no acks, in memory, one replica, starting at the next
- * sequence wanted) and pulls at most `maxBatchMessages` messages per request. It hands them to the handler in
- * batches and waits for the handler before it pulls again, so that at most one request's messages wait in memory
- * however slow the handler is (backpressure). Every message's stream sequence is checked against the next one
+ * sequence wanted) and pulls at most `maxBatchMessages` messages per request, with two requests out so that the
+ * server prepares the next while this process works through the current one. It hands the messages to the handler
+ * in batches, one call at a time, and asks for another pull only once one is used up, so that at most two pulls of
+ * messages wait in memory however slow the handler is (backpressure). Every message's stream sequence is checked against the next one
  * expected: an older one (delivered again after a reset) is skipped, a newer one means a message was not
  * delivered, and the reader finds out why: purged (POSITION_PURGED), deleted from the middle (SEQUENCE_GAP), or
  * lost on the way, after which it starts a new consumer at the expected sequence. So the handler sees every
@@ -73,7 +74,7 @@ export interface ConsumeOptions {
    * rejects) ends the reader with that error, and the batch does not count as handled.
    */
   readonly handler: (batch: ChangeBatch) => void | Promise<void>;
-  /** Most messages per pull request and per batch; default 256. */
+  /** Most messages per pull request and per batch; default 256. At most twice this many wait in memory. */
   readonly maxBatchMessages?: number;
   /**
    * How long one pull request waits for messages; default 5 s. The server sends heartbeats at half of it, and two
@@ -142,7 +143,8 @@ export class ChangeConsumer {
   private next: number;
   private pending = 0;
   private stopping = false;
-  private fetch: ConsumerMessages | undefined;
+  /** The pulls out now, oldest first. */
+  private readonly pulls: ConsumerMessages[] = [];
   private consumerName: string | undefined;
   private wake: (() => void) | undefined;
   private lastFailure: ReplicaError | undefined;
@@ -185,7 +187,7 @@ export class ChangeConsumer {
    */
   async close(): Promise<void> {
     this.stopping = true;
-    this.fetch?.stop();
+    for (const p of this.pulls) p.stop();
     this.wake?.();
     await this.done.catch(() => {});
   }
@@ -216,41 +218,54 @@ export class ChangeConsumer {
     }
   }
 
-  /** Pulls until close(), or until the consumer must be replaced or a message cannot be followed (throws). */
+  /**
+   * Pulls until close(), or until the consumer must be replaced or a message cannot be followed (throws). Two pulls
+   * are out at once, so that the server prepares the next while this process works through the current one; the
+   * next is asked for only once the current one is used up, so at most two pulls of messages wait in memory.
+   */
   private async pullFrom(consumer: Consumer): Promise<void> {
     const { maxBatchMessages, fetchExpiresMs } = this.settings;
-    while (!this.stopping) {
-      const fetch = await consumer.fetch({ max_messages: maxBatchMessages, expires: fetchExpiresMs });
-      this.fetch = fetch;
-      const batch: ChangeMessage[] = [];
-      let received = 0;
-      try {
-        for await (const m of fetch) {
-          received++;
-          if (m.seq < this.next) continue; // delivered before a reset: already handed over
-          if (m.seq > this.next) {
-            await this.deliver(batch);
-            await this.explainGap(m.seq);
-            // Lost on the way: a new consumer starts at this.next (after the pause of a failure, in case it repeats).
-            throw new ReplicaError('NATS_ERROR', `message ${this.next} was not delivered (${m.seq} came instead)`);
-          }
-          try {
-            batch.push(readChangeMessage(m.seq, m.headers, m.data, this.settings));
-          } catch (err) {
-            await this.deliver(batch); // what came before the bad message is fine
-            throw err;
-          }
-          this.next = m.seq + 1;
-          this.pending = m.info.pending;
-          if (batch.length >= maxBatchMessages || fetch.getPending() === 0) await this.deliver(batch);
-          if (this.stopping) break;
-        }
-      } finally {
-        this.fetch = undefined;
+    const pull = () => consumer.fetch({ max_messages: maxBatchMessages, expires: fetchExpiresMs });
+    try {
+      this.pulls.push(await pull(), await pull());
+      while (!this.stopping) {
+        const received = await this.drain(this.pulls[0]!);
+        this.pulls.shift()!.stop();
+        if (this.stopping) break;
+        if (received === 0) await this.checkStream();
+        this.pulls.push(await pull());
       }
-      await this.deliver(batch);
-      if (received === 0 && !this.stopping) await this.checkStream();
+    } finally {
+      for (const p of this.pulls.splice(0)) p.stop();
     }
+  }
+
+  /** Hands one pull's messages to the handler, in batches; returns how many messages the pull brought. */
+  private async drain(pull: ConsumerMessages): Promise<number> {
+    const batch: ChangeMessage[] = [];
+    let received = 0;
+    for await (const m of pull) {
+      received++;
+      if (m.seq < this.next) continue; // delivered before a reset: already handed over
+      if (m.seq > this.next) {
+        await this.deliver(batch);
+        await this.explainGap(m.seq);
+        // Lost on the way: a new consumer starts at this.next (after the pause of a failure, in case it repeats).
+        throw new ReplicaError('NATS_ERROR', `message ${this.next} was not delivered (${m.seq} came instead)`);
+      }
+      try {
+        batch.push(readChangeMessage(m.seq, m.headers, m.data, this.settings));
+      } catch (err) {
+        await this.deliver(batch); // what came before the bad message is fine
+        throw err;
+      }
+      this.next = m.seq + 1;
+      this.pending = m.info.pending;
+      if (batch.length >= this.settings.maxBatchMessages || pull.getPending() === 0) await this.deliver(batch);
+      if (this.stopping) break;
+    }
+    await this.deliver(batch);
+    return received;
   }
 
   /** Hands `batch` to the handler (if it holds anything) and empties it. */

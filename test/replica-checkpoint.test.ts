@@ -15,24 +15,15 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CheckpointStore, connectToNats, ReplicaError, type ReplicaErrorCode } from '@heapless/replica';
+import { CheckpointStore, ReplicaError } from '@heapless/replica';
 import { jetstream } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
 import { Objm } from '@nats-io/obj';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type NatsServers, startNatsServer } from './nats-server.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startNatsServer } from './nats-server.js';
+import { natsForTests, rejectionCode } from './replica-support.js';
 
-let nats: NatsServers;
-let nc: NatsConnection;
+const servers = natsForTests(startNatsServer);
 let work: string;
-beforeAll(async () => {
-  nats = await startNatsServer();
-  nc = await connectToNats({ servers: nats.urls });
-});
-afterAll(async () => {
-  await nc?.close();
-  await nats?.close();
-});
 beforeEach(() => {
   work = mkdtempSync(join(tmpdir(), 'heapless-checkpoint-'));
 });
@@ -60,19 +51,9 @@ function contents(dir: string): Record<string, string> {
   return out;
 }
 
-async function code(p: Promise<unknown>): Promise<ReplicaErrorCode> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ReplicaError);
-    return (err as ReplicaError).code;
-  }
-  throw new Error('expected a ReplicaError');
-}
-
 /** The object store under the checkpoint store, to damage it. */
 async function raw(bucket: string) {
-  return new Objm(nc).open(bucket);
+  return new Objm(servers.nc).open(bucket);
 }
 
 /** Asserts that a failed download left neither the destination nor a partial directory in `work`. */
@@ -83,7 +64,7 @@ function nothingInstalled(dest: string) {
 
 describe('CheckpointStore', () => {
   it('uploads a directory and downloads it byte for byte, with its manifest', async () => {
-    const store = await CheckpointStore.open(nc, { bucket: 'roundtrip' });
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'roundtrip' });
     const dir = sourceDir('src');
     const manifest = await store.upload(dir, { schema: 'users-v1', position: 1234, stream: 'changes' });
     expect(manifest).toMatchObject({ format: 1, schema: 'users-v1', position: 1234, stream: 'changes' });
@@ -106,7 +87,7 @@ describe('CheckpointStore', () => {
   });
 
   it('lists the newest first per schema and prunes all but the newest N', async () => {
-    const store = await CheckpointStore.open(nc, { bucket: 'listing' });
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'listing' });
     const dir = sourceDir('src');
     for (const position of [10, 30, 20]) await store.upload(dir, { schema: 'a', position });
     await store.upload(dir, { schema: 'b', position: 5 });
@@ -122,11 +103,11 @@ describe('CheckpointStore', () => {
     const left = (await (await raw('listing')).list()).map((o) => o.name);
     expect(left.filter((name) => name.includes(oldest!.id))).toEqual([]);
     expect(await store.prune('b', 1)).toEqual([]);
-    expect(await code(store.prune('a', 0))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.prune('a', 0))).toBe('INVALID_ARGUMENT');
   });
 
   it('a file object replaced by other bytes is CHECKPOINT_CORRUPT, and nothing is installed', async () => {
-    const store = await CheckpointStore.open(nc, { bucket: 'replaced' });
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'replaced' });
     const manifest = await store.upload(sourceDir('src'), { schema: 's', position: 1 });
     const name = `checkpoints/s/${manifest.id}/files/tables/000001.sst`;
     const size = manifest.files.find((f) => f.path === 'tables/000001.sst')!.size;
@@ -140,11 +121,11 @@ describe('CheckpointStore', () => {
   });
 
   it('a chunk added to an object, and an object removed, are CHECKPOINT_CORRUPT', async () => {
-    const store = await CheckpointStore.open(nc, { bucket: 'chunks' });
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'chunks' });
     const manifest = await store.upload(sourceDir('src'), { schema: 's', position: 1 });
     const objects = await raw('chunks');
     const info = await objects.info(`checkpoints/s/${manifest.id}/files/tables/level-1/000002.sst`);
-    await jetstream(nc).publish(`$O.chunks.C.${info!.nuid}`, randomBytes(100));
+    await jetstream(servers.nc).publish(`$O.chunks.C.${info!.nuid}`, randomBytes(100));
     const dest = join(work, 'dest');
     const grown = await store.download(manifest, dest).catch((e: unknown) => e as ReplicaError);
     expect((grown as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
@@ -159,12 +140,12 @@ describe('CheckpointStore', () => {
   });
 
   it('a manifest that is not JSON, or that names a path outside the destination, is CHECKPOINT_CORRUPT', async () => {
-    const store = await CheckpointStore.open(nc, { bucket: 'manifests' });
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'manifests' });
     const objects = await raw('manifests');
     const id = '0000000000000009-hostile';
     await objects.putBlob({ name: `checkpoints/s/${id}/manifest.json` }, Buffer.from('{"format": 1, "id":'));
     expect((await store.newest('s'))?.id).toBe(id);
-    expect(await code(store.manifest({ schema: 's', id }))).toBe('CHECKPOINT_CORRUPT');
+    expect(await rejectionCode(store.manifest({ schema: 's', id }))).toBe('CHECKPOINT_CORRUPT');
 
     const outside = {
       format: 1,
@@ -186,21 +167,25 @@ describe('CheckpointStore', () => {
   });
 
   it('refuses what cannot be uploaded or downloaded, with typed errors', async () => {
-    const store = await CheckpointStore.open(nc, { bucket: 'refusals' });
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'refusals' });
     const dir = sourceDir('src');
     const manifest = await store.upload(dir, { schema: 's', position: 3 });
     mkdirSync(join(work, 'exists'));
-    expect(await code(store.download(manifest, join(work, 'exists')))).toBe('INVALID_ARGUMENT');
-    expect(await code(store.download(manifest, join(work, 'no', 'parent')))).toBe('INVALID_ARGUMENT');
-    expect(await code(store.download({ schema: 's', id: '0000000000000003-nothing' }, join(work, 'd')))).toBe(
+    expect(await rejectionCode(store.download(manifest, join(work, 'exists')))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.download(manifest, join(work, 'no', 'parent')))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.download({ schema: 's', id: '0000000000000003-nothing' }, join(work, 'd')))).toBe(
       'CHECKPOINT_NOT_FOUND',
     );
-    expect(await code(store.upload(join(work, 'missing'), { schema: 's', position: 1 }))).toBe('INVALID_ARGUMENT');
-    expect(await code(store.upload(dir, { schema: 'bad schema', position: 1 }))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.upload(join(work, 'missing'), { schema: 's', position: 1 }))).toBe(
+      'INVALID_ARGUMENT',
+    );
+    expect(await rejectionCode(store.upload(dir, { schema: 'bad schema', position: 1 }))).toBe('INVALID_ARGUMENT');
     symlinkSync(join(dir, 'empty.log'), join(dir, 'link'));
-    expect(await code(store.upload(dir, { schema: 's', position: 4 }))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.upload(dir, { schema: 's', position: 4 }))).toBe('INVALID_ARGUMENT');
     expect((await store.list('s')).map((c) => c.position)).toEqual([3]);
-    expect(await code(CheckpointStore.open(nc, { bucket: 'absent', create: false }))).toBe('CHECKPOINT_NOT_FOUND');
+    expect(await rejectionCode(CheckpointStore.open(servers.nc, { bucket: 'absent', create: false }))).toBe(
+      'CHECKPOINT_NOT_FOUND',
+    );
   });
 });
 

@@ -3,41 +3,24 @@
 // reader's consumer are killed with SIGKILL and started again. No acknowledged publish is lost or stored twice, the
 // stream's sequences have no hole, and the reader that ran through it all saw every sequence once, in order.
 
-import {
-  ChangePublisher,
-  connectToNats,
-  consumeChanges,
-  ensureChangeStream,
-  readStreamPosition,
-  setChange,
-} from '@heapless/replica';
+import { ChangePublisher, consumeChanges, ensureChangeStream, readStreamPosition, setChange } from '@heapless/replica';
 import { jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type NatsNode, type NatsServers, startNatsCluster } from './nats-server.js';
-import { range, recorder, retryUnavailable } from './replica-support.js';
+import { expect, it } from 'vitest';
+import { type NatsNode, startNatsCluster } from './nats-server.js';
+import { natsForTests, range, recorder, retryUnavailable } from './replica-support.js';
 
-let nats: NatsServers;
-let nc: NatsConnection;
-beforeAll(async () => {
-  nats = await startNatsCluster(3);
-  nc = await connectToNats({ servers: nats.urls });
-});
-afterAll(async () => {
-  await nc?.close();
-  await nats?.close();
-});
+const servers = natsForTests(() => startNatsCluster(3));
 
 /** The node named `name` (a JetStream leader's server name). */
 function node(name: string | undefined): NatsNode {
-  const found = nats.nodes.find((n) => n.name === name);
+  const found = servers.nats.nodes.find((n) => n.name === name);
   if (found === undefined) throw new Error(`no node named ${name}`);
   return found;
 }
 
 /** The node that holds the reader's consumer, once there is one (the reader may be starting a new one). */
 async function consumerLeader(stream: string): Promise<string> {
-  const jsm = await jetstreamManager(nc);
+  const jsm = await jetstreamManager(servers.nc);
   for (;;) {
     const [info] = await jsm.consumers.list(stream).next();
     if (info?.cluster?.leader !== undefined) return info.cluster.leader;
@@ -47,10 +30,10 @@ async function consumerLeader(stream: string): Promise<string> {
 
 it('loses no acknowledged publish and no sequence while nodes of a 3-node cluster are killed', async () => {
   const stream = 'replicated';
-  await ensureChangeStream(nc, { name: stream, replicas: 3 });
-  const jsm = await jetstreamManager(nc);
+  await ensureChangeStream(servers.nc, { name: stream, replicas: 3 });
+  const jsm = await jetstreamManager(servers.nc);
   const reader = recorder();
-  const consumer = await consumeChanges(nc, {
+  const consumer = await consumeChanges(servers.nc, {
     stream,
     after: 0,
     handler: reader.handler,
@@ -59,7 +42,7 @@ it('loses no acknowledged publish and no sequence while nodes of a 3-node cluste
   });
 
   // The writer publishes without pause until told to stop; the faults below happen while it runs.
-  const publisher = new ChangePublisher(nc, { stream, schema: 's1', timeoutMs: 3_000 });
+  const publisher = new ChangePublisher(servers.nc, { stream, schema: 's1', timeoutMs: 3_000 });
   const acked = new Map<string, number>();
   const waiting: { count: number; resolve: () => void }[] = [];
   let stop = false;
@@ -102,7 +85,7 @@ it('loses no acknowledged publish and no sequence while nodes of a 3-node cluste
   expect(reader.seqs()).toEqual(range(1, total));
   // Every write was acknowledged once, with its own sequence, and the stream holds exactly those.
   expect(new Set(acked.values()).size).toBe(total);
-  expect((await readStreamPosition(nc, stream)).lastSeq).toBe(total);
+  expect((await readStreamPosition(servers.nc, stream)).lastSeq).toBe(total);
   const stored = new Map<number, string>();
   for (const batch of reader.batches) for (const m of batch.messages) stored.set(m.seq, m.msgId!);
   for (const [msgId, seq] of acked) expect(stored.get(seq)).toBe(msgId);

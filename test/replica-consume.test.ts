@@ -10,30 +10,20 @@ import {
   consumeChanges,
   ensureChangeStream,
   ReplicaError,
-  type ReplicaErrorCode,
   setChange,
 } from '@heapless/replica';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { headers, type NatsConnection } from '@nats-io/nats-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NatsServers, startNatsServer } from './nats-server.js';
-import { range, recorder, retryUnavailable } from './replica-support.js';
+import { headers } from '@nats-io/nats-core';
+import { describe, expect, it } from 'vitest';
+import { startNatsServer } from './nats-server.js';
+import { gate, natsForTests, range, recorder, rejectionCode, retryUnavailable } from './replica-support.js';
 
-let nats: NatsServers;
-let nc: NatsConnection;
-beforeAll(async () => {
-  nats = await startNatsServer();
-  nc = await connectToNats({ servers: nats.urls });
-});
-afterAll(async () => {
-  await nc?.close();
-  await nats?.close();
-});
+const servers = natsForTests(startNatsServer);
 
 /** A stream named `name` with `count` messages, each setting `k<seq>` to `v<seq>`. */
 async function streamWith(name: string, count: number): Promise<ChangePublisher> {
-  await ensureChangeStream(nc, { name });
-  const publisher = new ChangePublisher(nc, { stream: name, schema: 's1' });
+  await ensureChangeStream(servers.nc, { name });
+  const publisher = new ChangePublisher(servers.nc, { stream: name, schema: 's1' });
   await publishRange(publisher, 1, count);
   return publisher;
 }
@@ -52,21 +42,11 @@ async function failure(consumer: ChangeConsumer): Promise<ReplicaError> {
   return err as ReplicaError;
 }
 
-async function code(p: Promise<unknown>): Promise<ReplicaErrorCode> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ReplicaError);
-    return (err as ReplicaError).code;
-  }
-  throw new Error('expected a ReplicaError');
-}
-
 describe('consumeChanges', () => {
   it('delivers every message once, in order, in batches of at most maxBatchMessages, from position + 1', async () => {
     await streamWith('ordered', 500);
     const all = recorder();
-    const consumer = await consumeChanges(nc, {
+    const consumer = await consumeChanges(servers.nc, {
       stream: 'ordered',
       after: 0,
       handler: all.handler,
@@ -89,7 +69,7 @@ describe('consumeChanges', () => {
     expect(Buffer.from(last.changes[0]!.value!).toString()).toBe('v500');
 
     const tail = recorder();
-    const resumed = await consumeChanges(nc, { stream: 'ordered', after: 321, handler: tail.handler });
+    const resumed = await consumeChanges(servers.nc, { stream: 'ordered', after: 321, handler: tail.handler });
     await tail.reached(500);
     expect(tail.seqs()).toEqual(range(322, 500));
     await resumed.close();
@@ -97,13 +77,10 @@ describe('consumeChanges', () => {
 
   it('waits for the handler before it pulls again: at most two pulls of messages are out', async () => {
     const publisher = await streamWith('backpressure', 100);
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const held = gate();
     let calls = 0;
     let firstBatch = 0;
-    const consumer = await consumeChanges(nc, {
+    const consumer = await consumeChanges(servers.nc, {
       stream: 'backpressure',
       after: 0,
       maxBatchMessages: 10,
@@ -111,22 +88,22 @@ describe('consumeChanges', () => {
         calls++;
         if (calls === 1) {
           firstBatch = batch.messages.length;
-          await gate;
+          await held.closed;
         }
       },
     });
     await publishRange(publisher, 101, 300);
-    const jsm = await jetstreamManager(nc);
+    const jsm = await jetstreamManager(servers.nc);
     // Whenever we look while the handler holds its first batch, the server has delivered at most two pulls (20).
     for (let i = 0; i < 5; i++) {
       const [info] = await jsm.consumers.list('backpressure').next();
       expect(info!.delivered.stream_seq).toBeLessThanOrEqual(20);
       expect(calls).toBe(1);
-      await nc.flush();
+      await servers.nc.flush();
     }
     expect(firstBatch).toBeGreaterThan(0);
     expect(consumer.position).toBe(0);
-    release();
+    held.open();
     await consumer.close();
     expect(consumer.position).toBeGreaterThanOrEqual(firstBatch);
   });
@@ -135,8 +112,8 @@ describe('consumeChanges', () => {
     const publisher = await streamWith('restart', 300);
     const all = recorder();
     let restarted = false;
-    const node = nats.nodes[0]!;
-    const consumer = await consumeChanges(nc, {
+    const node = servers.nats.nodes[0]!;
+    const consumer = await consumeChanges(servers.nc, {
       stream: 'restart',
       after: 0,
       maxBatchMessages: 50,
@@ -161,37 +138,42 @@ describe('consumeChanges', () => {
 
   it('refuses to start from a purged or a future position', async () => {
     await streamWith('start-checks', 10);
-    await (await jetstreamManager(nc)).streams.purge('start-checks', { seq: 6 });
+    await (await jetstreamManager(servers.nc)).streams.purge('start-checks', { seq: 6 });
     const handler = () => {};
-    expect(await code(consumeChanges(nc, { stream: 'start-checks', after: 3, handler }))).toBe('POSITION_PURGED');
-    expect(await code(consumeChanges(nc, { stream: 'start-checks', after: 11, handler }))).toBe('POSITION_AHEAD');
-    expect(await code(consumeChanges(nc, { stream: 'nope', after: 0, handler }))).toBe('STREAM_NOT_FOUND');
-    expect(await code(consumeChanges(nc, { stream: 'start-checks', after: -1, handler }))).toBe('INVALID_ARGUMENT');
-    const ok = await consumeChanges(nc, { stream: 'start-checks', after: 5, handler });
+    expect(await rejectionCode(consumeChanges(servers.nc, { stream: 'start-checks', after: 3, handler }))).toBe(
+      'POSITION_PURGED',
+    );
+    expect(await rejectionCode(consumeChanges(servers.nc, { stream: 'start-checks', after: 11, handler }))).toBe(
+      'POSITION_AHEAD',
+    );
+    expect(await rejectionCode(consumeChanges(servers.nc, { stream: 'nope', after: 0, handler }))).toBe(
+      'STREAM_NOT_FOUND',
+    );
+    expect(await rejectionCode(consumeChanges(servers.nc, { stream: 'start-checks', after: -1, handler }))).toBe(
+      'INVALID_ARGUMENT',
+    );
+    const ok = await consumeChanges(servers.nc, { stream: 'start-checks', after: 5, handler });
     await ok.close();
   });
 
   it('stops with POSITION_PURGED when the stream is purged past the reader', async () => {
     const publisher = await streamWith('purged-live', 20);
-    let gate!: () => void;
-    const held = new Promise<void>((resolve) => {
-      gate = resolve;
-    });
+    const held = gate();
     const all = recorder();
-    const consumer = await consumeChanges(nc, {
+    const consumer = await consumeChanges(servers.nc, {
       stream: 'purged-live',
       after: 0,
       maxBatchMessages: 5,
       handler: async (batch) => {
         all.handler(batch);
-        if (batch.lastSeq === 5) await held;
+        if (batch.lastSeq === 5) await held.closed;
       },
     });
     await all.reached(5);
-    const jsm = await jetstreamManager(nc);
+    const jsm = await jetstreamManager(servers.nc);
     await jsm.streams.purge('purged-live', { seq: 15 }); // 6..14 are gone while the handler holds 1..5
     await publishRange(publisher, 21, 25);
-    gate();
+    held.open();
     const err = await failure(consumer);
     expect(err.code).toBe('POSITION_PURGED');
     // The first pull brought 1..5 and no other was made while the handler held them.
@@ -201,9 +183,9 @@ describe('consumeChanges', () => {
 
   it('stops with SEQUENCE_GAP at a message deleted from the middle, after handling all before it', async () => {
     await streamWith('gap', 10);
-    await (await jetstreamManager(nc)).streams.deleteMessage('gap', 6);
+    await (await jetstreamManager(servers.nc)).streams.deleteMessage('gap', 6);
     const all = recorder();
-    const consumer = await consumeChanges(nc, { stream: 'gap', after: 0, handler: all.handler });
+    const consumer = await consumeChanges(servers.nc, { stream: 'gap', after: 0, handler: all.handler });
     const err = await failure(consumer);
     expect(err.code).toBe('SEQUENCE_GAP');
     expect(err.message).toMatch(/no message 6/);
@@ -213,21 +195,21 @@ describe('consumeChanges', () => {
 
   it('stops with the payload error at a malformed message, and with SCHEMA_MISMATCH at another schema', async () => {
     const publisher = await streamWith('bad', 3);
-    const js = jetstream(nc);
+    const js = jetstream(servers.nc);
     const h = headers();
     h.set('Heapless-Format', '1');
     h.set('Heapless-Schema', 's1');
     await js.publish('heapless.bad', Uint8Array.of(0x91, 0x92, 0x07, 0xa1, 0x61), { headers: h }); // op 7
     await publishRange(publisher, 5, 6);
     const all = recorder();
-    const consumer = await consumeChanges(nc, { stream: 'bad', after: 0, handler: all.handler });
+    const consumer = await consumeChanges(servers.nc, { stream: 'bad', after: 0, handler: all.handler });
     const err = await failure(consumer);
     expect(err.code).toBe('MALFORMED_MESSAGE');
     expect(err.message).toMatch(/^message 4: change 0: unknown op 7/);
     expect(all.seqs()).toEqual([1, 2, 3]);
 
     const other = recorder();
-    const strict = await consumeChanges(nc, { stream: 'bad', after: 0, schema: 's2', handler: other.handler });
+    const strict = await consumeChanges(servers.nc, { stream: 'bad', after: 0, schema: 's2', handler: other.handler });
     expect((await failure(strict)).code).toBe('SCHEMA_MISMATCH');
     expect(other.seqs()).toEqual([]);
   });
@@ -235,7 +217,7 @@ describe('consumeChanges', () => {
   it('ends with the handler error, not counting that batch', async () => {
     await streamWith('handler-error', 30);
     const boom = new Error('apply failed');
-    const consumer = await consumeChanges(nc, {
+    const consumer = await consumeChanges(servers.nc, {
       stream: 'handler-error',
       after: 0,
       maxBatchMessages: 10,
@@ -250,14 +232,14 @@ describe('consumeChanges', () => {
   it('close() removes its consumer from the server; a closed connection ends the reader with CLOSED', async () => {
     await streamWith('cleanup', 5);
     const all = recorder();
-    const consumer = await consumeChanges(nc, { stream: 'cleanup', after: 0, handler: all.handler });
+    const consumer = await consumeChanges(servers.nc, { stream: 'cleanup', after: 0, handler: all.handler });
     await all.reached(5);
-    const jsm = await jetstreamManager(nc);
+    const jsm = await jetstreamManager(servers.nc);
     expect((await jsm.consumers.list('cleanup').next()).length).toBe(1);
     await consumer.close();
     expect((await jsm.consumers.list('cleanup').next()).length).toBe(0);
 
-    const own = await connectToNats({ servers: nats.urls });
+    const own = await connectToNats({ servers: servers.nats.urls });
     const orphan = await consumeChanges(own, { stream: 'cleanup', after: 5, handler: () => {} });
     await own.close();
     expect((await failure(orphan)).code).toBe('CLOSED');

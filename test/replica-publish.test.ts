@@ -4,78 +4,58 @@
 
 import {
   ChangePublisher,
-  connectToNats,
   decodeChanges,
   deleteChange,
   ensureChangeStream,
   ReplicaError,
-  type ReplicaErrorCode,
   readStreamPosition,
   resumeFrom,
   setChange,
   verifyChangeStream,
 } from '@heapless/replica';
 import { jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NatsServers, startNatsServer } from './nats-server.js';
-import { retryUnavailable } from './replica-support.js';
+import { describe, expect, it } from 'vitest';
+import { startNatsServer } from './nats-server.js';
+import { natsForTests, rejectionCode, retryUnavailable } from './replica-support.js';
 
-let nats: NatsServers;
-let nc: NatsConnection;
-beforeAll(async () => {
-  nats = await startNatsServer();
-  nc = await connectToNats({ servers: nats.urls });
-});
-afterAll(async () => {
-  await nc?.close();
-  await nats?.close();
-});
-
-async function code(p: Promise<unknown>): Promise<ReplicaErrorCode> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ReplicaError);
-    return (err as ReplicaError).code;
-  }
-  throw new Error('expected a ReplicaError');
-}
+const servers = natsForTests(startNatsServer);
 
 const value = (n: number) => Uint8Array.from(Buffer.from(`value ${n}`));
 
 describe('change streams', () => {
   it('creates a stream, accepts the same configuration again and refuses another one', async () => {
-    const created = await ensureChangeStream(nc, { name: 'created', duplicateWindowMs: 60_000 });
+    const created = await ensureChangeStream(servers.nc, { name: 'created', duplicateWindowMs: 60_000 });
     expect(created).toMatchObject({ stream: 'created', firstSeq: 0, lastSeq: 0, messages: 0 });
-    await ensureChangeStream(nc, { name: 'created', duplicateWindowMs: 60_000 });
-    await verifyChangeStream(nc, { name: 'created', duplicateWindowMs: 60_000 });
+    await ensureChangeStream(servers.nc, { name: 'created', duplicateWindowMs: 60_000 });
+    await verifyChangeStream(servers.nc, { name: 'created', duplicateWindowMs: 60_000 });
 
-    const other = ensureChangeStream(nc, { name: 'created', duplicateWindowMs: 30_000, storage: 'memory' });
+    const other = ensureChangeStream(servers.nc, { name: 'created', duplicateWindowMs: 30_000, storage: 'memory' });
     await expect(other).rejects.toThrow(/dedup window of 60000 ms, not 30000 ms; file storage, not memory/);
-    expect(await code(ensureChangeStream(nc, { name: 'created', subject: 'other.subject' }))).toBe('STREAM_MISMATCH');
-    expect(await code(verifyChangeStream(nc, { name: 'created' }))).toBe('STREAM_MISMATCH');
+    expect(await rejectionCode(ensureChangeStream(servers.nc, { name: 'created', subject: 'other.subject' }))).toBe(
+      'STREAM_MISMATCH',
+    );
+    expect(await rejectionCode(verifyChangeStream(servers.nc, { name: 'created' }))).toBe('STREAM_MISMATCH');
     // Nothing was changed on the way.
-    const info = await (await jetstreamManager(nc)).streams.info('created');
+    const info = await (await jetstreamManager(servers.nc)).streams.info('created');
     expect(info.config.duplicate_window).toBe(60_000 * 1e6);
     expect(info.config.subjects).toEqual(['heapless.created']);
   });
 
   it('reports a missing stream, bad names and a replica count a single server cannot hold', async () => {
-    expect(await code(verifyChangeStream(nc, { name: 'missing' }))).toBe('STREAM_NOT_FOUND');
-    expect(await code(readStreamPosition(nc, 'missing'))).toBe('STREAM_NOT_FOUND');
-    expect(await code(ensureChangeStream(nc, { name: 'a.b' }))).toBe('INVALID_ARGUMENT');
-    expect(await code(ensureChangeStream(nc, { name: 'r3', replicas: 3 }))).toBe('NATS_ERROR');
+    expect(await rejectionCode(verifyChangeStream(servers.nc, { name: 'missing' }))).toBe('STREAM_NOT_FOUND');
+    expect(await rejectionCode(readStreamPosition(servers.nc, 'missing'))).toBe('STREAM_NOT_FOUND');
+    expect(await rejectionCode(ensureChangeStream(servers.nc, { name: 'a.b' }))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(ensureChangeStream(servers.nc, { name: 'r3', replicas: 3 }))).toBe('NATS_ERROR');
   });
 
   it('tells a follower whether its next message was purged, and its lag', async () => {
-    await ensureChangeStream(nc, { name: 'purged' });
-    const publisher = new ChangePublisher(nc, { stream: 'purged', schema: 's1' });
+    await ensureChangeStream(servers.nc, { name: 'purged' });
+    const publisher = new ChangePublisher(servers.nc, { stream: 'purged', schema: 's1' });
     for (let i = 1; i <= 10; i++) await publisher.publish([setChange(`k${i}`, value(i))]);
-    expect(resumeFrom(await readStreamPosition(nc, 'purged'), 4)).toEqual({ ok: true, lag: 6 });
-    const jsm = await jetstreamManager(nc);
+    expect(resumeFrom(await readStreamPosition(servers.nc, 'purged'), 4)).toEqual({ ok: true, lag: 6 });
+    const jsm = await jetstreamManager(servers.nc);
     await jsm.streams.purge('purged', { seq: 7 }); // keeps 7..10
-    const position = await readStreamPosition(nc, 'purged');
+    const position = await readStreamPosition(servers.nc, 'purged');
     expect(position).toMatchObject({ firstSeq: 7, lastSeq: 10, messages: 4 });
     expect(resumeFrom(position, 4)).toEqual({ ok: false, reason: 'purged' });
     expect(resumeFrom(position, 6)).toEqual({ ok: true, lag: 4 });
@@ -85,15 +65,15 @@ describe('change streams', () => {
 
 describe('ChangePublisher', () => {
   it('stores one message per publish with the headers and payload of FORMAT.md, and acks its sequence', async () => {
-    await ensureChangeStream(nc, { name: 'format' });
-    const publisher = new ChangePublisher(nc, { stream: 'format', schema: 'users-v1' });
+    await ensureChangeStream(servers.nc, { name: 'format' });
+    const publisher = new ChangePublisher(servers.nc, { stream: 'format', schema: 'users-v1' });
     const first = await publisher.publish([setChange('a', value(1)), deleteChange('b')], { msgId: 'w-1' });
     const second = await publisher.publish([deleteChange('a')]);
     expect(first).toEqual({ seq: 1, duplicate: false, msgId: 'w-1' });
     expect(second.seq).toBe(2);
     expect(second.msgId).toMatch(/^\S+$/);
 
-    const stored = await (await jetstreamManager(nc)).streams.getMessage('format', { seq: 1 });
+    const stored = await (await jetstreamManager(servers.nc)).streams.getMessage('format', { seq: 1 });
     expect(stored!.subject).toBe('heapless.format');
     expect(stored!.header.get('Heapless-Format')).toBe('1');
     expect(stored!.header.get('Heapless-Schema')).toBe('users-v1');
@@ -106,42 +86,46 @@ describe('ChangePublisher', () => {
   });
 
   it('stores a publish retried with the same message id once, and acks it with the first sequence', async () => {
-    await ensureChangeStream(nc, { name: 'dedup' });
-    const publisher = new ChangePublisher(nc, { stream: 'dedup', schema: 's1' });
+    await ensureChangeStream(servers.nc, { name: 'dedup' });
+    const publisher = new ChangePublisher(servers.nc, { stream: 'dedup', schema: 's1' });
     const first = await publisher.publish([setChange('k', value(1))], { msgId: 'retry-me' });
     await publisher.publish([setChange('k', value(2))], { msgId: 'another' });
     const again = await publisher.publish([setChange('k', value(1))], { msgId: 'retry-me' });
     expect(again).toEqual({ seq: first.seq, duplicate: true, msgId: 'retry-me' });
-    expect(await readStreamPosition(nc, 'dedup')).toMatchObject({ lastSeq: 2, messages: 2 });
+    expect(await readStreamPosition(servers.nc, 'dedup')).toMatchObject({ lastSeq: 2, messages: 2 });
   });
 
   it('refuses what cannot be published before sending anything', async () => {
-    await ensureChangeStream(nc, { name: 'refused' });
-    const publisher = new ChangePublisher(nc, {
+    await ensureChangeStream(servers.nc, { name: 'refused' });
+    const publisher = new ChangePublisher(servers.nc, {
       stream: 'refused',
       schema: 's1',
       limits: { maxValueBytes: 4 * 1024 * 1024 },
     });
     // max_payload is 1 MiB by default: a value of 1 MiB cannot fit with its headers.
-    expect(await code(publisher.publish([setChange('big', new Uint8Array(1024 * 1024))]))).toBe('MESSAGE_TOO_LARGE');
-    expect(await code(publisher.publish([]))).toBe('TOO_MANY_CHANGES');
-    expect(await code(publisher.publish([deleteChange('k')], { msgId: 'has space' }))).toBe('INVALID_ARGUMENT');
-    expect((await readStreamPosition(nc, 'refused')).lastSeq).toBe(0);
-    expect(() => new ChangePublisher(nc, { stream: 'refused', schema: 'bad schema' })).toThrow(ReplicaError);
+    expect(await rejectionCode(publisher.publish([setChange('big', new Uint8Array(1024 * 1024))]))).toBe(
+      'MESSAGE_TOO_LARGE',
+    );
+    expect(await rejectionCode(publisher.publish([]))).toBe('TOO_MANY_CHANGES');
+    expect(await rejectionCode(publisher.publish([deleteChange('k')], { msgId: 'has space' }))).toBe(
+      'INVALID_ARGUMENT',
+    );
+    expect((await readStreamPosition(servers.nc, 'refused')).lastSeq).toBe(0);
+    expect(() => new ChangePublisher(servers.nc, { stream: 'refused', schema: 'bad schema' })).toThrow(ReplicaError);
     publisher.close();
-    expect(await code(publisher.publish([deleteChange('k')]))).toBe('CLOSED');
+    expect(await rejectionCode(publisher.publish([deleteChange('k')]))).toBe('CLOSED');
   });
 
   it('fails with UNAVAILABLE when no stream takes the subject', async () => {
-    const publisher = new ChangePublisher(nc, { stream: 'nostream', schema: 's1', timeoutMs: 300 });
-    expect(await code(publisher.publish([deleteChange('k')]))).toBe('UNAVAILABLE');
+    const publisher = new ChangePublisher(servers.nc, { stream: 'nostream', schema: 's1', timeoutMs: 300 });
+    expect(await rejectionCode(publisher.publish([deleteChange('k')]))).toBe('UNAVAILABLE');
   });
 
   it('fails with UNAVAILABLE within its timeout while the server is down, and works again once it is back', async () => {
-    await ensureChangeStream(nc, { name: 'outage' });
-    const publisher = new ChangePublisher(nc, { stream: 'outage', schema: 's1', timeoutMs: 500 });
+    await ensureChangeStream(servers.nc, { name: 'outage' });
+    const publisher = new ChangePublisher(servers.nc, { stream: 'outage', schema: 's1', timeoutMs: 500 });
     await publisher.publish([setChange('k', value(1))], { msgId: 'before' });
-    const node = nats.nodes[0]!;
+    const node = servers.nats.nodes[0]!;
     await node.stop();
     const err = await publisher.publish([setChange('k', value(2))], { msgId: 'during' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReplicaError);
@@ -152,6 +136,6 @@ describe('ChangePublisher', () => {
     const retried = await retryUnavailable(() => publisher.publish([setChange('k', value(2))], { msgId: 'during' }));
     const again = await publisher.publish([setChange('k', value(2))], { msgId: 'during' });
     expect(again).toEqual({ ...retried, duplicate: true });
-    expect(await readStreamPosition(nc, 'outage')).toMatchObject({ lastSeq: 2, messages: 2 });
+    expect(await readStreamPosition(servers.nc, 'outage')).toMatchObject({ lastSeq: 2, messages: 2 });
   });
 });

@@ -2,26 +2,16 @@
  * How the benchmark runs nats-server: in the foreground with JetStream, on a free loopback port, its store in the
  * run's temporary directory, from the command line alone (no config file: one server needs none).
  */
-import { accessSync, constants } from 'node:fs';
 import { findExecutable } from '../server/find-executable.js';
 import { LOOPBACK } from '../server/free-port.js';
 import type { ServerCommand } from '../server/server-process.js';
 
 /** nats-server with JetStream listens within a second; anything slower is broken. */
 const READY_TIMEOUT_MS = 30_000;
-/** Debian puts it in /usr/sbin, which a non-root PATH may lack. */
-const DEBIAN_BINARY = '/usr/sbin/nats-server';
 
-/** The nats-server binary, or undefined when it is not installed. */
+/** The nats-server binary, or undefined when it is not installed (Debian puts it in /usr/sbin). */
 export function natsServerBinary(): string | undefined {
-  const onPath = findExecutable('nats-server');
-  if (onPath !== undefined) return onPath;
-  try {
-    accessSync(DEBIAN_BINARY, constants.X_OK);
-    return DEBIAN_BINARY;
-  } catch {
-    return undefined;
-  }
+  return findExecutable('nats-server', ['/usr/sbin']);
 }
 
 /** How to get it on Debian and Ubuntu, for "not available" messages. */

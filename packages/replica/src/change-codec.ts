@@ -77,7 +77,7 @@ export function encodeChanges(changes: readonly Change[], limits: ChangeLimits =
   if (changes.length === 0 || changes.length > limits.maxChanges)
     throw new ReplicaError('TOO_MANY_CHANGES', `${changes.length} changes, a message holds 1 to ${limits.maxChanges}`);
   const keyBytes = new Array<number>(changes.length);
-  let size = arrayHeaderSize(changes.length);
+  let size = headerSize(ARRAY, changes.length);
   for (let i = 0; i < changes.length; i++) {
     const change = changes[i]!;
     const key: unknown = change.key;
@@ -88,7 +88,7 @@ export function encodeChanges(changes: readonly Change[], limits: ChangeLimits =
     if (k > limits.maxKeyBytes)
       throw new ReplicaError('KEY_TOO_LARGE', `change ${i}: key of ${k} bytes, the limit is ${limits.maxKeyBytes}`);
     keyBytes[i] = k;
-    size += 2 + strHeaderSize(k) + k; // array header, op, key
+    size += 2 + headerSize(STR, k) + k; // array header, op, key
     if (change.type === 'set') {
       if (!(change.value instanceof Uint8Array))
         throw new ReplicaError('INVALID_ARGUMENT', `change ${i}: a set's value is a Uint8Array`);
@@ -98,13 +98,13 @@ export function encodeChanges(changes: readonly Change[], limits: ChangeLimits =
           'VALUE_TOO_LARGE',
           `change ${i}: value of ${v} bytes, the limit is ${limits.maxValueBytes}`,
         );
-      size += binHeaderSize(v) + v;
+      size += headerSize(BIN, v) + v;
     } else if (change.type !== 'delete') {
       throw new ReplicaError('INVALID_ARGUMENT', `change ${i}: type must be 'set' or 'delete'`);
     }
   }
   const out = Buffer.allocUnsafe(size);
-  let at = writeArrayHeader(out, 0, changes.length);
+  let at = writeHeader(out, 0, ARRAY, changes.length);
   for (let i = 0; i < changes.length; i++) {
     const change = changes[i]!;
     const k = keyBytes[i]!;
@@ -115,11 +115,11 @@ export function encodeChanges(changes: readonly Change[], limits: ChangeLimits =
       out[at++] = FIXARRAY | 2;
       out[at++] = OP_DELETE;
     }
-    at = writeStrHeader(out, at, k);
+    at = writeHeader(out, at, STR, k);
     at += out.write(change.key, at, k, 'utf8');
     if (change.type === 'set') {
       const value = change.value;
-      at = writeBinHeader(out, at, value.length);
+      at = writeHeader(out, at, BIN, value.length);
       out.set(value, at);
       at += value.length;
     }
@@ -180,21 +180,13 @@ class PayloadReader {
 
   private key(index: number): string {
     const start = this.at;
-    const type = this.byte(`the key of change ${index}`);
-    let length: number;
-    if ((type & 0xe0) === FIXSTR) length = type & 0x1f;
-    else if (type === STR8) length = this.need(1, start) && this.view.getUint8(this.at++);
-    else if (type === STR16) length = this.need(2, start) && this.u16();
-    else if (type === STR32) length = this.need(4, start) && this.u32();
-    else throw this.malformed(`change ${index}: a key is a msgpack str, found type byte 0x${hex(type)}`, start);
+    const length = this.itemLength(STR, `the key of change ${index}`, `change ${index}: a key is a msgpack str`);
     if (length > this.limits.maxKeyBytes)
       throw new ReplicaError(
         'KEY_TOO_LARGE',
         `change ${index}: key of ${length} bytes at offset ${start}, the limit is ${this.limits.maxKeyBytes}`,
       );
-    this.need(length, start);
-    const from = this.at;
-    this.at += length;
+    const from = this.take(length, start);
     if (!isUtf8(this.bytes.subarray(from, this.at)))
       throw new ReplicaError('INVALID_KEY', `change ${index}: the key at offset ${start} is not valid UTF-8`);
     return this.text.toString('utf8', from, this.at);
@@ -202,30 +194,40 @@ class PayloadReader {
 
   private value(index: number): Uint8Array {
     const start = this.at;
-    const type = this.byte(`the value of change ${index}`);
-    let length: number;
-    if (type === BIN8) length = this.need(1, start) && this.view.getUint8(this.at++);
-    else if (type === BIN16) length = this.need(2, start) && this.u16();
-    else if (type === BIN32) length = this.need(4, start) && this.u32();
-    else throw this.malformed(`change ${index}: a value is a msgpack bin, found type byte 0x${hex(type)}`, start);
+    const length = this.itemLength(BIN, `the value of change ${index}`, `change ${index}: a value is a msgpack bin`);
     if (length > this.limits.maxValueBytes)
       throw new ReplicaError(
         'VALUE_TOO_LARGE',
         `change ${index}: value of ${length} bytes at offset ${start}, the limit is ${this.limits.maxValueBytes}`,
       );
-    this.need(length, start);
-    const from = this.at;
-    this.at += length;
+    const from = this.take(length, start);
     return this.bytes.subarray(from, this.at);
   }
 
   private arrayLength(what: string): number {
+    return this.itemLength(ARRAY, what, `${what} is a msgpack array`);
+  }
+
+  /**
+   * Reads the header of an item of the family `types` and returns its length (the count of an array, the bytes of
+   * a str or bin); MALFORMED_MESSAGE, saying `expected`, when the type byte is of another family.
+   */
+  private itemLength(types: LengthTypes, what: string, expected: string): number {
     const start = this.at;
     const type = this.byte(what);
-    if ((type & 0xf0) === FIXARRAY) return type & 0x0f;
-    if (type === ARRAY16) return this.need(2, start) && this.u16();
-    if (type === ARRAY32) return this.need(4, start) && this.u32();
-    throw this.malformed(`${what} is a msgpack array, found type byte 0x${hex(type)}`, start);
+    if (type >= types.fix && type < types.fix + types.fixLimit) return type - types.fix;
+    if (types.u8 !== 0 && type === types.u8) return this.need(1, start) && this.bytes[this.at++]!;
+    if (type === types.u16) return this.need(2, start) && this.u16();
+    if (type === types.u32) return this.need(4, start) && this.u32();
+    throw this.malformed(`${expected}, found type byte 0x${hex(type)}`, start);
+  }
+
+  /** Steps over the `length` bytes of an item that began at `start`; returns where they begin. */
+  private take(length: number, start: number): number {
+    this.need(length, start);
+    const from = this.at;
+    this.at += length;
+    return from;
   }
 
   /** A non-negative integer in any msgpack integer width (positive fixint, uint 8-64, int 8-64). */
@@ -287,65 +289,46 @@ function hex(byte: number): string {
   return byte.toString(16).padStart(2, '0');
 }
 
-function arrayHeaderSize(n: number): number {
-  return n < 16 ? 1 : n < 0x10000 ? 3 : 5;
+/**
+ * The type bytes of one msgpack length-prefixed family: the fix form (type | n, for n below `fixLimit`; 0 when the
+ * family has none) and the forms with an 8-, 16- and 32-bit length (0 when it has no 8-bit one).
+ */
+interface LengthTypes {
+  readonly fix: number;
+  readonly fixLimit: number;
+  readonly u8: number;
+  readonly u16: number;
+  readonly u32: number;
 }
 
-function strHeaderSize(n: number): number {
-  return n < 32 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
+const ARRAY: LengthTypes = { fix: FIXARRAY, fixLimit: 16, u8: 0, u16: ARRAY16, u32: ARRAY32 };
+const STR: LengthTypes = { fix: FIXSTR, fixLimit: 32, u8: STR8, u16: STR16, u32: STR32 };
+const BIN: LengthTypes = { fix: 0, fixLimit: 0, u8: BIN8, u16: BIN16, u32: BIN32 };
+
+/** The bytes of the shortest header of `types` for length `n`. */
+function headerSize(types: LengthTypes, n: number): number {
+  if (n < types.fixLimit) return 1;
+  if (types.u8 !== 0 && n < 0x100) return 2;
+  return n < 0x10000 ? 3 : 5;
 }
 
-function binHeaderSize(n: number): number {
-  return n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
-}
-
-function writeArrayHeader(out: Buffer, at: number, n: number): number {
-  if (n < 16) {
-    out[at] = FIXARRAY | n;
+/** Writes the shortest header of `types` for length `n` at `at`; returns the offset after it. */
+function writeHeader(out: Buffer, at: number, types: LengthTypes, n: number): number {
+  if (n < types.fixLimit) {
+    out[at] = types.fix | n;
     return at + 1;
   }
-  if (n < 0x10000) {
-    out[at] = ARRAY16;
-    out.writeUInt16BE(n, at + 1);
-    return at + 3;
-  }
-  out[at] = ARRAY32;
-  out.writeUInt32BE(n, at + 1);
-  return at + 5;
-}
-
-function writeStrHeader(out: Buffer, at: number, n: number): number {
-  if (n < 32) {
-    out[at] = FIXSTR | n;
-    return at + 1;
-  }
-  if (n < 0x100) {
-    out[at] = STR8;
+  if (types.u8 !== 0 && n < 0x100) {
+    out[at] = types.u8;
     out[at + 1] = n;
     return at + 2;
   }
   if (n < 0x10000) {
-    out[at] = STR16;
+    out[at] = types.u16;
     out.writeUInt16BE(n, at + 1);
     return at + 3;
   }
-  out[at] = STR32;
-  out.writeUInt32BE(n, at + 1);
-  return at + 5;
-}
-
-function writeBinHeader(out: Buffer, at: number, n: number): number {
-  if (n < 0x100) {
-    out[at] = BIN8;
-    out[at + 1] = n;
-    return at + 2;
-  }
-  if (n < 0x10000) {
-    out[at] = BIN16;
-    out.writeUInt16BE(n, at + 1);
-    return at + 3;
-  }
-  out[at] = BIN32;
+  out[at] = types.u32;
   out.writeUInt32BE(n, at + 1);
   return at + 5;
 }

@@ -227,7 +227,8 @@ export class ChangeConsumer {
     const { maxBatchMessages, fetchExpiresMs } = this.settings;
     const pull = () => consumer.fetch({ max_messages: maxBatchMessages, expires: fetchExpiresMs });
     try {
-      this.pulls.push(await pull(), await pull());
+      this.pulls.push(await pull());
+      this.pulls.push(await pull());
       while (!this.stopping) {
         const received = await this.drain(this.pulls[0]!);
         this.pulls.shift()!.stop();

@@ -37,14 +37,7 @@ export {
   type StreamPosition,
   verifyChangeStream,
 } from './change-stream.js';
-export {
-  type CheckpointFile,
-  type CheckpointManifest,
-  decodeManifest,
-  encodeManifest,
-  isSafePath,
-  MANIFEST_FORMAT,
-} from './checkpoint-manifest.js';
+export { type CheckpointFile, type CheckpointManifest, MANIFEST_FORMAT } from './checkpoint-manifest.js';
 export {
   CheckpointStore,
   type CheckpointStoreOptions,

@@ -9,6 +9,11 @@ import { existsSync } from 'node:fs';
 const NEEDED = [
   { package: 'chromium', file: '/usr/bin/chromium', for: 'test/e2e-chromium.test.ts' },
   { package: 'openssl', file: '/usr/bin/openssl', for: 'test/e2e-tls.test.ts (makes its certificate)' },
+  {
+    package: 'nats-server',
+    file: '/usr/sbin/nats-server',
+    for: 'test/nats-server.test.ts, test/replica-*.test.ts and `bench replica` (JetStream, run by test/nats-server.ts)',
+  },
 ];
 
 function installed(pkg) {

@@ -7,6 +7,7 @@ import type { BenchmarkDefinition } from './benchmark.js';
 const loaders: Readonly<Record<string, () => Promise<BenchmarkDefinition>>> = {
   'gc-pressure': async () => (await import('../gc-pressure/definition.js')).gcPressure,
   'seed-leveldb': async () => (await import('../seed-leveldb/definition.js')).seedLeveldb,
+  replica: async () => (await import('../replica/definition.js')).replica,
   'seed-open-read': async () => (await import('../seed-open-read/definition.js')).seedOpenRead,
   server: async () => (await import('../server/definition.js')).server,
   startup: async () => (await import('../startup/definition.js')).startup,

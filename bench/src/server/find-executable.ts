@@ -5,9 +5,12 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
-/** The full path of `name` on `PATH`, or undefined when no directory of `PATH` holds an executable of that name. */
-export function findExecutable(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+/**
+ * The full path of `name` in a directory of `PATH`, or else of `extraDirs` (where a package puts it that a user's
+ * `PATH` may lack, such as `/usr/sbin`); undefined when none holds an executable of that name.
+ */
+export function findExecutable(name: string, extraDirs: readonly string[] = []): string | undefined {
+  for (const dir of [...(process.env.PATH ?? '').split(delimiter), ...extraDirs]) {
     if (dir === '') continue;
     const candidate = join(dir, name);
     try {

@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { JsonReport } from '../harness/report-json.js';
+
+const CLI = new URL('../../dist/cli.js', import.meta.url);
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'heapless-bench-replica-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Command lines of the processes that name `path` (their store directories are under it). */
+function processesNaming(path: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      if (args.includes(path)) found.push(args);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return found;
+}
+
+describe('replica', () => {
+  // The built benchmark, end to end on a small data set: both systems read every message and every checkpoint
+  // byte (the workload checks counts and sizes), report both cases, and stop the nats-server they started.
+  it('runs both phases for both systems at a small size and leaves no nats-server behind', () => {
+    const json = join(dir, 'out.json');
+    const r = spawnSync(
+      process.execPath,
+      [CLI.pathname, 'replica', '--records', '2000', '--runs', '1', '--json', json],
+      {
+        encoding: 'utf8',
+        cwd: dir,
+        // The runs' data directories, and so the servers' stores, are made under `dir`.
+        env: { ...process.env, TMPDIR: dir },
+        timeout: 180_000,
+      },
+    );
+    expect(r.stderr).not.toMatch(/failed|not available/);
+    expect(r.status).toBe(0);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as JsonReport;
+    for (const system of ['replica', 'nats-js']) {
+      const rows = report.rows.filter((row) => row.system === system);
+      expect(rows.map((row) => row.case).sort(), system).toEqual([
+        'consume (~500 B messages, empty handler)',
+        'download checkpoint',
+      ]);
+      for (const row of rows) expect(row.value, `${system} ${row.case}`).toBeGreaterThan(0);
+    }
+    expect(processesNaming(dir)).toEqual([]);
+  });
+});

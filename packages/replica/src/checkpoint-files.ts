@@ -1,0 +1,152 @@
+/**
+ * The local side of checkpoint transfer: the files of a directory as streams that hash themselves while they are
+ * read (upload), and an object's bytes written to a new file while they are counted and hashed (download), so
+ * that each file is read or written once.
+ */
+import { createHash } from 'node:crypto';
+import { type FileHandle, lstat, open, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ReadableStreamReadResult } from 'node:stream/web';
+import type { CheckpointFile } from './checkpoint-manifest.js';
+import { ReplicaError } from './errors.js';
+
+/** Bytes read from a file per chunk: the object store's largest chunk at the default max_payload. */
+export const FILE_CHUNK_BYTES = 1024 * 1024;
+
+/** A regular file found under a directory. */
+export interface LocalFile {
+  /** Relative path, `/`-separated. */
+  readonly path: string;
+  readonly absolute: string;
+  readonly size: number;
+}
+
+/**
+ * Every regular file under `dir`, folders included, in path order. Throws INVALID_ARGUMENT when `dir` is not a
+ * directory or holds a symbolic link or a special file (a checkpoint is plain files).
+ */
+export async function listFiles(dir: string): Promise<LocalFile[]> {
+  const top = await lstat(dir).catch(() => undefined);
+  if (top === undefined || !top.isDirectory()) throw new ReplicaError('INVALID_ARGUMENT', `${dir} is not a directory`);
+  const out: LocalFile[] = [];
+  const walk = async (absolute: string, prefix: string) => {
+    for (const entry of await readdir(absolute, { withFileTypes: true })) {
+      const path = `${prefix}${entry.name}`;
+      const child = join(absolute, entry.name);
+      if (entry.isDirectory()) await walk(child, `${path}/`);
+      else if (entry.isFile()) out.push({ path, absolute: child, size: (await lstat(child)).size });
+      else throw new ReplicaError('INVALID_ARGUMENT', `${child} is neither a file nor a folder`);
+    }
+  };
+  await walk(dir, '');
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** A file's bytes as a web stream (what the object store reads), with its size and SHA-256 once read to its end. */
+export interface HashedRead {
+  readonly stream: ReadableStream<Uint8Array>;
+  /** After the stream ended: the bytes read and their SHA-256 in hex. */
+  result(): { size: number; sha256: string };
+  /** Closes the file; call in any case once the stream is done with. */
+  close(): Promise<void>;
+}
+
+/** Opens `file` for an upload. */
+export async function readHashed(file: LocalFile): Promise<HashedRead> {
+  const handle = await open(file.absolute, 'r');
+  const hash = createHash('sha256');
+  let size = 0;
+  let digest: string | undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // A fresh buffer per chunk: the object store keeps the chunks it is given until it sends them.
+      const buffer = Buffer.allocUnsafe(FILE_CHUNK_BYTES);
+      const { bytesRead } = await handle.read(buffer, 0, FILE_CHUNK_BYTES, null);
+      if (bytesRead === 0) {
+        digest = hash.digest('hex');
+        controller.close();
+        return;
+      }
+      const chunk = buffer.subarray(0, bytesRead);
+      hash.update(chunk);
+      size += bytesRead;
+      controller.enqueue(chunk);
+    },
+  });
+  return {
+    stream,
+    result() {
+      if (digest === undefined) throw new Error(`${file.absolute} was not read to its end`);
+      return { size, sha256: digest };
+    },
+    close: () => handle.close(),
+  };
+}
+
+/**
+ * Writes `source` to the new file `absolute` (which must not exist), checking it against `expected` as it goes:
+ * more bytes than expected, fewer, or another SHA-256 is CHECKPOINT_CORRUPT (`what` names the object). A chunk
+ * that does not come within `idleMs` is UNAVAILABLE. The file is fsynced before this resolves.
+ */
+export async function writeChecked(
+  source: ReadableStream<Uint8Array>,
+  absolute: string,
+  expected: CheckpointFile,
+  what: string,
+  idleMs: number,
+): Promise<void> {
+  const reader = source.getReader();
+  const hash = createHash('sha256');
+  let size = 0;
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(absolute, 'wx');
+    for (;;) {
+      const { done, value } = await readWithin(reader, idleMs, what);
+      if (done) break;
+      size += value.length;
+      if (size > expected.size)
+        throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: more than the ${expected.size} bytes of the manifest`);
+      hash.update(value);
+      await handle.write(value);
+    }
+    if (size !== expected.size)
+      throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: ${size} bytes, the manifest says ${expected.size}`);
+    const sha256 = hash.digest('hex');
+    if (sha256 !== expected.sha256)
+      throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: SHA-256 ${sha256}, the manifest says ${expected.sha256}`);
+    await handle.sync();
+  } catch (err) {
+    await reader.cancel().catch(() => {});
+    throw err;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** One read of `reader`, or UNAVAILABLE when nothing comes within `ms`. */
+async function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  ms: number,
+  what: string,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  let timer: NodeJS.Timeout | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ReplicaError('UNAVAILABLE', `${what}: no data for ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([reader.read(), idle]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Fsyncs a directory, so that the names of the files just written in it (or renamed into it) are durable. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The one table of the replica package's error codes, in the shape of the client's `ERROR_CODES`: each code is a
+ * stable string that programs compare, with the table's message as the default text. Every error this package
+ * raises on purpose is a {@link ReplicaError} with one of these codes; what NATS itself raised is kept as `cause`.
+ * The README's error table lists the same codes (a test checks).
+ */
+export const REPLICA_ERRORS = {
+  /** An option, a name (stream, bucket, schema id, message id) or an argument that this package refuses. */
+  INVALID_ARGUMENT: { message: 'invalid argument' },
+  /** A change message's payload that is not the msgpack shape of FORMAT.md; the message names the offset. */
+  MALFORMED_MESSAGE: { message: 'malformed change message' },
+  /** A change message without the `Heapless-Format` or `Heapless-Schema` header, or with an ill-formed one. */
+  BAD_HEADER: { message: 'missing or ill-formed change message header' },
+  /** A change message of a format version this version does not read (only 1 exists). */
+  UNSUPPORTED_FORMAT: { message: 'unsupported change message format version' },
+  /** A key that is not a well-formed string (a lone surrogate), or not valid UTF-8 in a message. */
+  INVALID_KEY: { message: 'invalid key' },
+  /** A key longer, in UTF-8 bytes, than the limit (1 KiB by default, the KV actor's). */
+  KEY_TOO_LARGE: { message: 'key too large' },
+  /** A value longer than the limit (1 MiB by default, the KV actor's). */
+  VALUE_TOO_LARGE: { message: 'value too large' },
+  /** A message of no change, or of more changes than the limit (4096 by default, a frame's calls). */
+  TOO_MANY_CHANGES: { message: 'no change, or too many changes in one message' },
+  /** An encoded message larger than the server's `max_payload`; it was never published. */
+  MESSAGE_TOO_LARGE: { message: 'change message larger than the server accepts' },
+  /** A message of another schema id than the one followed: the follower must reload from a checkpoint. */
+  SCHEMA_MISMATCH: { message: 'change message of another schema' },
+  /** NATS is unreachable, or JetStream did not answer within the timeout; the operation may be retried. */
+  UNAVAILABLE: { message: 'NATS JetStream is unavailable' },
+  /** No stream of that name. */
+  STREAM_NOT_FOUND: { message: 'no such stream' },
+  /** A stream exists under the name with another subject, replica count, dedup window or storage. */
+  STREAM_MISMATCH: { message: 'the stream exists with another configuration' },
+  /** The stream no longer holds the message after the stored position (purged or aged out): reload. */
+  POSITION_PURGED: { message: 'the stream no longer holds the next message' },
+  /** The stored position is past the stream's last message (the stream was recreated, or is another one). */
+  POSITION_AHEAD: { message: 'the position is past the end of the stream' },
+  /** A message in the middle of the stream was deleted: what follows cannot be applied without it. */
+  SEQUENCE_GAP: { message: 'a message of the stream is missing' },
+  /** No checkpoint of that schema (or of that id) in the bucket. */
+  CHECKPOINT_NOT_FOUND: { message: 'no such checkpoint' },
+  /** A checkpoint whose manifest is malformed, or a file whose size or checksum differs from it. */
+  CHECKPOINT_CORRUPT: { message: 'checkpoint is corrupt' },
+  /** The publisher, consumer or bucket was closed by its owner. */
+  CLOSED: { message: 'closed' },
+  /** Any other refusal of the NATS server (permissions, limits, an API error); the cause says what. */
+  NATS_ERROR: { message: 'NATS refused the operation' },
+} as const satisfies Record<string, { message: string }>;
+
+/** A stable replica error code, e.g. `'UNAVAILABLE'`. */
+export type ReplicaErrorCode = keyof typeof REPLICA_ERRORS;
+
+/** The error every operation of this package rejects with on purpose; `code` is stable, the message says more. */
+export class ReplicaError extends Error {
+  override readonly name = 'ReplicaError';
+  /** The stable code, e.g. `'POSITION_PURGED'`. */
+  readonly code: ReplicaErrorCode;
+
+  /** `message` defaults to the table's description of `code`. */
+  constructor(code: ReplicaErrorCode, message?: string, options?: { cause?: unknown }) {
+    super(message ?? REPLICA_ERRORS[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+}
+
+/** Whether `err` is a {@link ReplicaError} of `code`. */
+export function isReplicaError(err: unknown, code?: ReplicaErrorCode): err is ReplicaError {
+  return err instanceof ReplicaError && (code === undefined || err.code === code);
+}

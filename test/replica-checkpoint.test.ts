@@ -1,0 +1,196 @@
+// Checkpoints in the JetStream object store of a real nats-server: a directory goes up and comes back byte for
+// byte; listings give the newest per schema; prune keeps the newest N; and damage of every kind (an object
+// replaced, a chunk added, an object missing, a manifest that is not JSON or that points outside the destination)
+// is CHECKPOINT_CORRUPT with nothing at the destination and nothing left beside it.
+import { randomBytes } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CheckpointStore, ReplicaError } from '@heapless/replica';
+import { jetstream } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startNatsServer } from './nats-server.js';
+import { natsForTests, rejectionCode } from './replica-support.js';
+
+const servers = natsForTests(startNatsServer);
+let work: string;
+beforeEach(() => {
+  work = mkdtempSync(join(tmpdir(), 'heapless-checkpoint-'));
+});
+afterEach(() => rmSync(work, { recursive: true, force: true }));
+
+/** A directory like an engine checkpoint: nested folders, an empty file, a file of several object chunks. */
+function sourceDir(name: string): string {
+  const dir = join(work, name);
+  mkdirSync(join(dir, 'tables', 'level-1'), { recursive: true });
+  writeFileSync(join(dir, 'MANIFEST-000007'), `manifest of ${name}`);
+  writeFileSync(join(dir, 'empty.log'), '');
+  writeFileSync(join(dir, 'tables', '000001.sst'), randomBytes(3 * 1024 * 1024 + 17));
+  writeFileSync(join(dir, 'tables', 'level-1', '000002.sst'), randomBytes(1000));
+  return dir;
+}
+
+/** Every file under `dir` with its bytes in hex, by relative path. */
+function contents(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = join(entry.parentPath, entry.name);
+    out[full.slice(dir.length + 1)] = readFileSync(full).toString('hex');
+  }
+  return out;
+}
+
+/** The object store under the checkpoint store, to damage it. */
+async function raw(bucket: string) {
+  return new Objm(servers.nc).open(bucket);
+}
+
+/** Asserts that a failed download left neither the destination nor a partial directory in `work`. */
+function nothingInstalled(dest: string) {
+  expect(existsSync(dest)).toBe(false);
+  expect(readdirSync(work).filter((name) => name.includes('.partial-'))).toEqual([]);
+}
+
+describe('CheckpointStore', () => {
+  it('uploads a directory and downloads it byte for byte, with its manifest', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'roundtrip' });
+    const dir = sourceDir('src');
+    const manifest = await store.upload(dir, { schema: 'users-v1', position: 1234, stream: 'changes' });
+    expect(manifest).toMatchObject({ format: 1, schema: 'users-v1', position: 1234, stream: 'changes' });
+    expect(manifest.id).toMatch(/^0000000000001234-/);
+    expect(manifest.files.map((f) => f.path)).toEqual([
+      'MANIFEST-000007',
+      'empty.log',
+      'tables/000001.sst',
+      'tables/level-1/000002.sst',
+    ]);
+    expect(manifest.totalBytes).toBe(manifest.files.reduce((s, f) => s + f.size, 0));
+
+    const newest = await store.newest('users-v1');
+    expect(newest).toMatchObject({ id: manifest.id, schema: 'users-v1', position: 1234 });
+    expect(await store.manifest(newest!)).toEqual(manifest);
+    const dest = join(work, 'installed');
+    expect(await store.download(newest!, dest)).toEqual(manifest);
+    expect(contents(dest)).toEqual(contents(dir));
+    nothingInstalledBeside(dest);
+  });
+
+  it('lists the newest first per schema and prunes all but the newest N', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'listing' });
+    const dir = sourceDir('src');
+    for (const position of [10, 30, 20]) await store.upload(dir, { schema: 'a', position });
+    await store.upload(dir, { schema: 'b', position: 5 });
+    expect((await store.list('a')).map((c) => c.position)).toEqual([30, 20, 10]);
+    expect((await store.newest('b'))?.position).toBe(5);
+    expect(await store.newest('c')).toBeUndefined();
+    expect((await store.list()).map((c) => `${c.schema}@${c.position}`)).toEqual(['a@30', 'a@20', 'a@10', 'b@5']);
+
+    const [, , oldest] = await store.list('a');
+    const removed = await store.prune('a', 2);
+    expect(removed).toEqual([oldest!.id]);
+    expect((await store.list('a')).map((c) => c.position)).toEqual([30, 20]);
+    const left = (await (await raw('listing')).list()).map((o) => o.name);
+    expect(left.filter((name) => name.includes(oldest!.id))).toEqual([]);
+    expect(await store.prune('b', 1)).toEqual([]);
+    expect(await rejectionCode(store.prune('a', 0))).toBe('INVALID_ARGUMENT');
+  });
+
+  it('a file object replaced by other bytes is CHECKPOINT_CORRUPT, and nothing is installed', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'replaced' });
+    const manifest = await store.upload(sourceDir('src'), { schema: 's', position: 1 });
+    const name = `checkpoints/s/${manifest.id}/files/tables/000001.sst`;
+    const size = manifest.files.find((f) => f.path === 'tables/000001.sst')!.size;
+    await (await raw('replaced')).putBlob({ name }, randomBytes(size));
+    const dest = join(work, 'dest');
+    const err = await store.download(manifest, dest).catch((e: unknown) => e as ReplicaError);
+    expect(err).toBeInstanceOf(ReplicaError);
+    expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+    expect((err as ReplicaError).message).toMatch(/000001\.sst: SHA-256 [0-9a-f]{64}, the manifest says/);
+    nothingInstalled(dest);
+  });
+
+  it('a chunk added to an object, and an object removed, are CHECKPOINT_CORRUPT', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'chunks' });
+    const manifest = await store.upload(sourceDir('src'), { schema: 's', position: 1 });
+    const objects = await raw('chunks');
+    const info = await objects.info(`checkpoints/s/${manifest.id}/files/tables/level-1/000002.sst`);
+    await jetstream(servers.nc).publish(`$O.chunks.C.${info!.nuid}`, randomBytes(100));
+    const dest = join(work, 'dest');
+    const grown = await store.download(manifest, dest).catch((e: unknown) => e as ReplicaError);
+    expect((grown as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+    expect((grown as ReplicaError).message).toMatch(/level-1\/000002\.sst: /);
+    nothingInstalled(dest);
+
+    await objects.delete(`checkpoints/s/${manifest.id}/files/empty.log`);
+    const err = await store.download(manifest, dest).catch((e: unknown) => e as ReplicaError);
+    expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+    expect((err as ReplicaError).message).toMatch(/empty\.log: the manifest names it, it is missing/);
+    nothingInstalled(dest);
+  });
+
+  it('a manifest that is not JSON, or that names a path outside the destination, is CHECKPOINT_CORRUPT', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'manifests' });
+    const objects = await raw('manifests');
+    const id = '0000000000000009-hostile';
+    await objects.putBlob({ name: `checkpoints/s/${id}/manifest.json` }, Buffer.from('{"format": 1, "id":'));
+    expect((await store.newest('s'))?.id).toBe(id);
+    expect(await rejectionCode(store.manifest({ schema: 's', id }))).toBe('CHECKPOINT_CORRUPT');
+
+    const outside = {
+      format: 1,
+      id,
+      schema: 's',
+      position: 9,
+      createdAt: new Date().toISOString(),
+      files: [{ path: '../escaped', size: 3, sha256: 'a'.repeat(64) }],
+      totalBytes: 3,
+    };
+    await objects.putBlob({ name: `checkpoints/s/${id}/manifest.json` }, Buffer.from(JSON.stringify(outside)));
+    await objects.putBlob({ name: `checkpoints/s/${id}/files/../escaped` }, Buffer.from('bad'));
+    const dest = join(work, 'dest');
+    const err = await store.download({ schema: 's', id }, dest).catch((e: unknown) => e as ReplicaError);
+    expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+    expect((err as ReplicaError).message).toMatch(/unsafe path "\.\.\/escaped"/);
+    expect(existsSync(join(work, 'escaped'))).toBe(false);
+    nothingInstalled(dest);
+  });
+
+  it('refuses what cannot be uploaded or downloaded, with typed errors', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'refusals' });
+    const dir = sourceDir('src');
+    const manifest = await store.upload(dir, { schema: 's', position: 3 });
+    mkdirSync(join(work, 'exists'));
+    expect(await rejectionCode(store.download(manifest, join(work, 'exists')))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.download(manifest, join(work, 'no', 'parent')))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.download({ schema: 's', id: '0000000000000003-nothing' }, join(work, 'd')))).toBe(
+      'CHECKPOINT_NOT_FOUND',
+    );
+    expect(await rejectionCode(store.upload(join(work, 'missing'), { schema: 's', position: 1 }))).toBe(
+      'INVALID_ARGUMENT',
+    );
+    expect(await rejectionCode(store.upload(dir, { schema: 'bad schema', position: 1 }))).toBe('INVALID_ARGUMENT');
+    symlinkSync(join(dir, 'empty.log'), join(dir, 'link'));
+    expect(await rejectionCode(store.upload(dir, { schema: 's', position: 4 }))).toBe('INVALID_ARGUMENT');
+    expect((await store.list('s')).map((c) => c.position)).toEqual([3]);
+    expect(await rejectionCode(CheckpointStore.open(servers.nc, { bucket: 'absent', create: false }))).toBe(
+      'CHECKPOINT_NOT_FOUND',
+    );
+  });
+});
+
+/** After a good download: the destination is there, and nothing partial beside it. */
+function nothingInstalledBeside(dest: string) {
+  expect(existsSync(dest)).toBe(true);
+  expect(readdirSync(work).filter((name) => name.includes('.partial-'))).toEqual([]);
+}

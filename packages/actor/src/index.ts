@@ -10,7 +10,7 @@ export {
   type StopOptions,
 } from './actor-handle.js';
 export { detach } from './detach.js';
-export { ACTOR_ERROR_CODES, ActorError, type ActorErrorCode } from './errors.js';
+export { ACTOR_ERRORS, ActorError, type ActorErrorCode } from './errors.js';
 export type { HttpReplier } from './http-reply.js';
 export {
   KvActor,

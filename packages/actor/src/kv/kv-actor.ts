@@ -1,8 +1,8 @@
 import { HeaplessError } from '@heapless/client/protocol';
 import type { OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
-import { Actor } from './actor.js';
-import { detach } from './detach.js';
-import { storageWireCode } from './wire-error.js';
+import { Actor } from '../runtime/actor.js';
+import { detach } from '../runtime/detach.js';
+import { storageWireCode } from '../server/wire-error.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ActorError } from './errors.js';
+import { ActorError } from '../errors.js';
 
 /** `heapless serve` as parsed. */
 export interface ServeArgs {

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { OffHeapMap } from '@heapless/offheap';
 import { pack, unpack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from '../runtime/spawn.js';
 import { KvActor } from './kv-actor.js';
-import { spawn } from './spawn.js';
 
 const refs: { stop(): Promise<void> }[] = [];
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { CLOSE_CODES, type ErrorCode, HeaplessError, PROTOCOL } from '@heapless/client/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { handleOf } from './actor-handle.js';
+import { handleOf } from '../runtime/actor-handle.js';
 import { bearerToken, digest, tokenMatches, upgradeToken } from './auth.js';
 import { HttpReplier, MSGPACK, offersProtocol, routerErrorCode, unpackBody, upgradeRefusal } from './http-reply.js';
 import { nodeServerFactory } from './node-server.js';

@@ -1,7 +1,7 @@
 import { HeaplessError } from '@heapless/client/protocol';
+import { ActorError } from '../errors.js';
 import type { ActorHandle, CallObserver, Overflow, StopOptions } from './actor-handle.js';
 import { isDetached } from './detach.js';
-import { ActorError } from './errors.js';
 import type { Method } from './method-table.js';
 import { Deferred, type ReplySink } from './reply-sink.js';
 import { RingQueue } from './ring-queue.js';

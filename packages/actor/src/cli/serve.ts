@@ -79,7 +79,9 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
   }
   let ref: ReturnType<typeof spawn<KvActor>>;
   try {
-    ref = spawn(new KvActor(map, { persistent: !args.memory }), { observer: metrics, mailbox: 65_536 });
+    // One getMany reply stays within the connection's reply bound, as one get reply does.
+    const kv = new KvActor(map, { persistent: !args.memory, maxResultBytes: args.maxReplyBytes });
+    ref = spawn(kv, { observer: metrics, mailbox: 65_536 });
   } catch (e) {
     await map.close();
     metrics.close();

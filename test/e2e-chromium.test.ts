@@ -1,13 +1,15 @@
 // Issue 11 §4 in a real browser: headless Chromium (Debian's, at /usr/bin/chromium, installed by
 // scripts/system-deps.mjs) loads a page from another origin that uses @heapless/client's browser entry. A server
 // that allows no origin refuses it (and its data is untouched); one started with that origin allowed serves it over
-// WebSocket and HTTP, token included.
+// WebSocket and HTTP, token included. The page also lays out a struct record, under a Content-Security-Policy without
+// 'unsafe-eval' (the client's views are closures, not generated code), byte for byte as the server's map does.
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, normalize } from 'node:path';
 import { Actor, type Published, publish, spawn } from '@heapless/actor';
 import { connect } from '@heapless/client';
+import * as offheap from '@heapless/offheap';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -23,18 +25,21 @@ class Notes extends Actor {
 }
 
 const require = createRequire(import.meta.url);
-const clientDist = join(dirname(require.resolve('@heapless/client/package.json')), 'dist');
-// msgpackr's browser entry, index.js, is one folder above its Node entry dist/node.cjs (its exports hide package.json).
-const msgpackrDir = join(
-  dirname(createRequire(require.resolve('@heapless/client/package.json')).resolve('msgpackr')),
-  '..',
-);
+const clientPackage = require.resolve('@heapless/client/package.json');
+const clientDist = join(dirname(clientPackage), 'dist');
+// The client's two dependencies, as the page's import map names them: @heapless/struct's dist, and msgpackr's
+// browser entry, index.js, one folder above its Node entry dist/node.cjs (its exports hide package.json).
+const structDist = join(dirname(createRequire(clientPackage).resolve('@heapless/struct/package.json')), 'dist');
+const msgpackrDir = join(dirname(createRequire(clientPackage).resolve('msgpackr')), '..');
+/** The page runs under a Content-Security-Policy without 'unsafe-eval': struct views must work without eval. */
+const NONCE = 'e2e-chromium-nonce';
+const CSP = `default-src 'self'; script-src 'self' 'nonce-${NONCE}'; connect-src *`;
 const TOKEN = 'browser-token';
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>heapless from another origin</title>
-<script type="importmap">{"imports":{"msgpackr":"/msgpackr/index.js"}}</script>
-<script type="module">
-import { connect, httpClient } from '/client/browser.js';
+<script type="importmap" nonce="${NONCE}">{"imports":{"msgpackr":"/msgpackr/index.js","@heapless/struct":"/struct/index.js"}}</script>
+<script type="module" nonce="${NONCE}">
+import { array, connect, httpClient, struct, utf8 } from '/client/browser.js';
 const outcome = (p) => p.then((value) => ({ value }), (e) => ({ code: e.code ?? String(e) }));
 window.tryServer = async (wsUrl, httpUrl, token) => {
   const ws = await outcome(connect(wsUrl, { token, reconnect: false, timeoutMs: 10000 }).then(async (notes) => {
@@ -45,6 +50,22 @@ window.tryServer = async (wsUrl, httpUrl, token) => {
   const http = await outcome(httpClient(httpUrl, { token, timeoutMs: 10000 }).add('from http'));
   return { ws, http };
 };
+// Run by the page itself, not from tab.evaluate: DevTools lets evaluated code eval whatever the page's CSP says.
+const structRecord = () => {
+  const User = struct({ id: 'u32', name: utf8(8), friends: array('u16', 2), balance: 'i64' });
+  const u = User.view();
+  u.id = 7;
+  u.name = 'hé';
+  u.friends.set(1, 513);
+  u.balance -= 3n;
+  const read = User.view(User.encode(u.toObject()));
+  return { bytes: [...User.bytesOf(u)], read: [read.id, read.name, read.friends.toArray(), String(read.balance)] };
+};
+try {
+  window.structRecord = structRecord();
+} catch (e) {
+  window.structRecord = { error: String(e) };
+}
 window.ready = true;
 </script>`;
 
@@ -56,10 +77,11 @@ function pageServer(): Promise<Server> {
     const path = normalize(new URL(req.url ?? '/', 'http://x').pathname);
     let file: string | null = null;
     if (path === '/') {
-      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+      res.writeHead(200, { 'content-type': 'text/html', 'content-security-policy': CSP }).end(PAGE);
       return;
     }
     if (path.startsWith('/client/')) file = join(clientDist, path.slice('/client/'.length));
+    if (path.startsWith('/struct/')) file = join(structDist, path.slice('/struct/'.length));
     if (path.startsWith('/msgpackr/')) file = join(msgpackrDir, path.slice('/msgpackr/'.length));
     try {
       if (file === null) throw new Error('not found');
@@ -124,6 +146,29 @@ async function fromPage(server: Published, token?: string): Promise<{ ws: unknow
     await tab.close();
   }
 }
+
+describe('the client in Chromium', () => {
+  it('lays out struct records under a CSP without eval, byte for byte as the server’s map does', async () => {
+    const tab = await browser.newPage();
+    try {
+      await tab.goto(`${origin}/`);
+      await tab.waitForFunction(() => (globalThis as unknown as { ready?: boolean }).ready === true);
+      const got = await tab.evaluate(
+        () => (globalThis as unknown as { structRecord: { bytes: number[]; read: unknown[] } }).structRecord,
+      );
+      const User = offheap.struct({
+        id: 'u32',
+        name: offheap.utf8(8),
+        friends: offheap.array('u16', 2),
+        balance: 'i64',
+      });
+      expect(got.bytes).toEqual([...User.encode({ id: 7, name: 'hé', friends: [0, 513], balance: -3n })]);
+      expect(got.read).toEqual([7, 'hé', [0, 513], '-3']);
+    } finally {
+      await tab.close();
+    }
+  });
+});
 
 describe('a page from another origin, in Chromium', () => {
   it('is refused by a server that allows no origin, and changes nothing', async () => {

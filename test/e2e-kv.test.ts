@@ -84,6 +84,22 @@ describe('HTTP routes of the KV actor', () => {
     expect(await asJson.json()).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
   });
 
+  it('refuses a getMany of more than 1 MiB of values with RESULT_TOO_LARGE, over WebSocket and HTTP (400)', async () => {
+    const big = new Uint8Array(300 * 1024).fill(7);
+    for (const i of [1, 2, 3, 4]) await kv.set(`big:${i}`, big);
+    const keys = ['big:1', 'big:2', 'big:3', 'big:4'];
+    expect((await kv.getMany(keys.slice(0, 3))).map((v) => v?.length)).toEqual([big.length, big.length, big.length]);
+    await expect(kv.getMany(keys)).rejects.toMatchObject({ code: 'RESULT_TOO_LARGE', wire: 408 });
+    const res = await fetch(url('/v1/kv/_getMany'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(keys),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: 'RESULT_TOO_LARGE', wire: 408 });
+    expect(await kv.get('big:1')).toHaveLength(big.length); // the connection goes on
+  });
+
   it('answers a missing key with 404 NOT_FOUND, deletes, gets many, and lists by prefix', async () => {
     const missing = await fetch(url('/v1/kv/none'));
     expect(missing.status).toBe(404);

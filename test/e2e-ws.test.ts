@@ -264,6 +264,9 @@ describe('WebSocket end to end', () => {
   });
 
   it('leaves no socket or timer behind after close', async () => {
+    // The earlier tests' servers and sockets may still be on their way out (a closed handle leaves the list a turn
+    // or so later; a WebSocket's close timer ends with its socket): the baseline is taken once they are gone.
+    await waitFor(() => LEFTOVERS.every((kind) => !(kind in resourceCounts())));
     const before = resourceCounts();
     const server = await serve();
     const c = await connect<typeof Journal>(server.url, { timeoutMs: 1000 });
@@ -295,6 +298,8 @@ describe('WebSocket end to end', () => {
   });
 });
 
+/** Resources of a server or client: none is open between tests once everything of theirs has closed. */
+const LEFTOVERS = ['TCPServerWrap', 'TCPSocketWrap', 'Timeout'];
 function resourceCounts(): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const r of process.getActiveResourcesInfo()) if (r !== 'FSReqCallback') counts[r] = (counts[r] ?? 0) + 1;

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // The `heapless` command. Usage: heapless serve [--data DIR] [--memory] [--host] [--port] [--token] [--sync]
 import { readFileSync } from 'node:fs';
-import { parseCli, USAGE } from './cli-args.js';
+import { parseCli, USAGE } from './cli/cli-args.js';
+import { serve } from './cli/serve.js';
+import { onShutdownSignals } from './cli/shutdown.js';
 import { ActorError } from './errors.js';
-import { serve } from './serve.js';
-import { onShutdownSignals } from './shutdown.js';
 
 async function main(): Promise<void> {
   const args = parseCli(process.argv.slice(2), process.env);

@@ -1,32 +1,35 @@
 /**
- * The actor package's own error table: errors raised to whoever sets things up (publishing, spawning, the command),
- * never sent over the wire. Errors a remote caller sees (MAILBOX_FULL, ACTOR_STOPPED, BAD_ARGUMENTS, ...) are
- * `HeaplessError`s from the wire table in @heapless/client/protocol.
+ * The actor package's own error table, in the shape of the wire table (`ERROR_CODES` in @heapless/client): one entry
+ * per stable code, with its default message. These are errors raised to whoever sets things up (publishing,
+ * spawning, the command), never sent over the wire, so they have no wire number or HTTP status. Errors a remote
+ * caller sees (MAILBOX_FULL, ACTOR_STOPPED, BAD_ARGUMENTS, ...) are `HeaplessError`s of the wire table. A code is
+ * never reused for another meaning; the README lists every one (errors.test.ts holds the two to each other).
  */
-export const ACTOR_ERROR_CODES = {
+export const ACTOR_ERRORS = {
   /** `publish` on a host other than loopback without a token, or without TLS unless told `insecure`. */
-  HEAPLESS_ERR_INSECURE_BIND: 'refusing to listen on a non-loopback host without a token or TLS',
+  HEAPLESS_ERR_INSECURE_BIND: { message: 'refusing to listen on a non-loopback host without a token or TLS' },
   /** An option out of range or of the wrong type; the message names it. */
-  HEAPLESS_ERR_INVALID_OPTION: 'invalid option',
-  /** A name listed as exposed that is not a method of the actor. */
-  HEAPLESS_ERR_NOT_A_METHOD: 'exposed name is not a method of the actor',
+  HEAPLESS_ERR_INVALID_OPTION: { message: 'invalid option' },
+  /** A name listed as exposed that is not a method of the actor, or not one a client ref can call. */
+  HEAPLESS_ERR_NOT_A_METHOD: { message: 'exposed name is not a method of the actor' },
   /** The worker of `spawnInWorker` could not load or construct its actor. */
-  HEAPLESS_ERR_WORKER_START: 'worker actor failed to start',
-  /** A command-line usage error; the message says which argument. */
-  HEAPLESS_ERR_USAGE: 'bad command line',
-} as const;
+  HEAPLESS_ERR_WORKER_START: { message: 'worker actor failed to start' },
+  /** A command-line usage error; the message says which argument (the command exits 2). */
+  HEAPLESS_ERR_USAGE: { message: 'bad command line' },
+} as const satisfies Record<string, { message: string }>;
 
-/** A stable code of the actor package's table. */
-export type ActorErrorCode = keyof typeof ACTOR_ERROR_CODES;
+/** A stable code of the actor package's table, e.g. `'HEAPLESS_ERR_USAGE'`. */
+export type ActorErrorCode = keyof typeof ACTOR_ERRORS;
 
-/** An error of the actor package's own table; `code` is stable. */
+/** An error of the actor package's own table; `code` is stable and is what programs compare. */
 export class ActorError extends Error {
   override readonly name = 'ActorError';
+  /** The stable string code, a key of ACTOR_ERRORS. */
   readonly code: ActorErrorCode;
 
   /** `message` defaults to the table's description of `code`. */
   constructor(code: ActorErrorCode, message?: string, options?: { cause?: unknown }) {
-    super(message ?? ACTOR_ERROR_CODES[code], options);
+    super(message ?? ACTOR_ERRORS[code].message, options);
     this.code = code;
   }
 }

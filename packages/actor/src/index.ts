@@ -1,5 +1,15 @@
 export { HeaplessError } from '@heapless/client/protocol';
-export { Actor } from './actor.js';
+export { ACTOR_ERRORS, ActorError, type ActorErrorCode } from './errors.js';
+export {
+  KvActor,
+  type KvActorOptions,
+  type KvStats,
+  type ScanOptions,
+  type ScanPage,
+  type WriteOptions,
+} from './kv/kv-actor.js';
+export { kvRoutes } from './kv/kv-http.js';
+export { Actor } from './runtime/actor.js';
 export {
   type ActorHandle,
   type ActorRef,
@@ -8,22 +18,12 @@ export {
   type Overflow,
   type SpawnOptions,
   type StopOptions,
-} from './actor-handle.js';
-export { detach } from './detach.js';
-export { ACTOR_ERROR_CODES, ActorError, type ActorErrorCode } from './errors.js';
-export type { HttpReplier } from './http-reply.js';
-export {
-  KvActor,
-  type KvActorOptions,
-  type KvStats,
-  type ScanOptions,
-  type ScanPage,
-  type WriteOptions,
-} from './kv-actor.js';
-export { kvRoutes } from './kv-http.js';
-export { type ConnectionLoad, Metrics } from './metrics.js';
-export { type Published, type PublishOptions, publish } from './publish.js';
-export type { TlsOptions } from './publish-options.js';
-export { Deferred, type ReplySink } from './reply-sink.js';
-export { spawn } from './spawn.js';
-export { spawnInWorker } from './worker-actor.js';
+} from './runtime/actor-handle.js';
+export { detach } from './runtime/detach.js';
+export { Deferred, type ReplySink } from './runtime/reply-sink.js';
+export { spawn } from './runtime/spawn.js';
+export { spawnInWorker } from './runtime/worker-actor.js';
+export type { HttpReplier } from './server/http-reply.js';
+export { type ConnectionLoad, Metrics } from './server/metrics.js';
+export { type Published, type PublishOptions, publish } from './server/publish.js';
+export type { TlsOptions } from './server/publish-options.js';

@@ -1,8 +1,9 @@
+import type { FieldSpec, StructValue } from '@heapless/struct';
 import { Packr } from 'msgpackr';
 import { HeaplessError } from './heapless-error.js';
 import { MSGPACK_OPTIONS } from './msgpack-options.js';
-import type { FieldSpec } from './struct-fields.js';
-import { StructLayout, type StructValue, type StructView } from './struct-layout.js';
+import { StructLayout } from './struct-layout.js';
+import type { StructView } from './struct-view.js';
 import { isWellFormed } from './well-formed.js';
 
 /** Turns values into the bytes a KV server stores, and back. */

@@ -74,6 +74,11 @@ export const ERROR_CODES = {
    * engine) until it is restarted; the message carries the first failure.
    */
   STORAGE_PERSIST_FAILED: { wire: 407, status: 503, message: 'an earlier write could not be persisted' },
+  /**
+   * What a call asked for takes more bytes than one reply may carry (the KV actor's `getMany`, bounded by its
+   * `maxResultBytes`, 1 MiB by default): nothing was sent; ask for fewer keys at a time.
+   */
+  RESULT_TOO_LARGE: { wire: 408, status: 400, message: 'result too large for one reply' },
   /** A fault in the server itself, not in the actor's method. */
   INTERNAL: { wire: 500, status: 500, message: 'internal server error' },
   /** The server is shutting down and takes no new calls (WebSocket close 1001). */

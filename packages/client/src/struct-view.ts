@@ -1,19 +1,24 @@
 import {
+  type ArrayAccess,
   type ArrayType,
   checkField,
   checkScalar,
   type FieldLayout,
   type FieldSpec,
-  invalidValue,
   readScalar,
   readString,
   SCALAR_SIZES,
   type ScalarType,
+  type StructLayout,
+  type StructValue,
+  type ViewFields,
   writeField,
   writeScalar,
   writeString,
-} from './struct-fields.js';
-import type { StructLayout, StructValue } from './struct-layout.js';
+} from '@heapless/struct';
+
+/** A flyweight over one record's bytes: reading a field decodes just that field, assigning writes it in place. */
+export type StructView<F extends FieldSpec> = ViewFields<F> & StructViewBase<F>;
 
 /**
  * A flyweight over one struct record's bytes, wherever they are: the reply frame a value arrived in, or a buffer of
@@ -57,12 +62,12 @@ export class StructViewBase<F extends FieldSpec> {
 
   /** Writes every field of `value` in place; checks them all first, so a refused value leaves the bytes as they were. */
   assign(value: StructValue<F>): void {
-    this._layout._encodeAt(value, this._u8, this._dv, this._off);
+    this._layout.encodeAt(value, this._u8, this._dv, this._off);
   }
 }
 
 /** In-place accessor for an array field: `view.friends.get(0)`, `.set(0, 7)`, `.length`, `.toArray()`. */
-export class StructArray<T extends number | bigint | boolean> {
+export class StructArray<T extends number | bigint | boolean> implements ArrayAccess<T> {
   /** Elements in the field (fixed by the layout). */
   readonly length: number;
   readonly #view: StructViewBase<FieldSpec>;
@@ -89,15 +94,15 @@ export class StructArray<T extends number | bigint | boolean> {
   /** Writes element `i` in place; throws STRUCT_INVALID_VALUE for a bad index or a value of the wrong type. */
   set(i: number, value: T): void {
     this.#check(i);
-    checkScalar(this.#element, value, `${this.#field.name}[${i}]`);
     const v = this.#view;
+    checkScalar(this.#element, value, `${this.#field.name}[${i}]`, v._layout.errors);
     writeScalar(this.#element, v._dv, v._off + this.#field.offset + i * this.#elementSize, value);
   }
 
   /** Writes all elements from `values` (missing ones become zero); throws STRUCT_FIELD_OVERFLOW if too many. */
   assign(values: ArrayLike<T>): void {
-    checkField(this.#field, values);
     const v = this.#view;
+    checkField(this.#field, values, v._layout.errors);
     writeField(this.#field, v._u8, v._dv, v._off, values);
   }
 
@@ -112,7 +117,7 @@ export class StructArray<T extends number | bigint | boolean> {
 
   #check(i: number): void {
     if (!(i >= 0 && i < this.length) || !Number.isInteger(i)) {
-      throw invalidValue(`${this.#field.name}[${i}]: index outside 0..${this.length - 1}`);
+      throw this.#view._layout.errors.value(`${this.#field.name}[${i}]: index outside 0..${this.length - 1}`);
     }
   }
 }
@@ -144,15 +149,15 @@ export function makeViewClass(layout: readonly FieldLayout[]): ViewClass {
     if (typeof t === 'string') {
       get = scalarGetter(t, fo);
       set = function (this: ViewThis, x: unknown): void {
-        checkScalar(t, x, f.name);
+        checkScalar(t, x, f.name, this._layout.errors);
         writeScalar(t, this._dv, this._off + fo, x);
       };
     } else if (t.kind === 'utf8') {
       get = function (this: ViewThis): unknown {
-        return readString(t, this._u8, this._dv, this._off + fo, this._layout._td);
+        return readString(t, this._u8, this._dv, this._off + fo, this._layout.readUtf8);
       };
       set = function (this: ViewThis, x: unknown): void {
-        checkField(f, x);
+        checkField(f, x, this._layout.errors);
         writeString(t, this._u8, this._dv, this._off + fo, x as string);
       };
     } else {
@@ -168,7 +173,7 @@ export function makeViewClass(layout: readonly FieldLayout[]): ViewClass {
         return a;
       };
       set = function (this: ViewThis, x: unknown): void {
-        checkField(f, x);
+        checkField(f, x, this._layout.errors);
         writeField(f, this._u8, this._dv, this._off, x);
       };
     }
@@ -176,7 +181,6 @@ export function makeViewClass(layout: readonly FieldLayout[]): ViewClass {
   }
   return View;
 }
-
 /** One getter per scalar type, so each field's getter has a single DataView call site. */
 function scalarGetter(t: ScalarType, fo: number): (this: ViewThis) => unknown {
   switch (t) {

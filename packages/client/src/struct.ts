@@ -1,17 +1,18 @@
 /**
- * @heapless/client/struct: struct layouts and flyweight views alone (FORMAT.md, "Struct values"), byte for byte the
- * layout `@heapless/offheap` stores. No dependency and nothing Node-specific: DataView, typed arrays, TextDecoder.
+ * @heapless/client/struct: struct layouts and flyweight views alone (`@heapless/struct`'s FORMAT.md), byte for byte
+ * the layout `@heapless/offheap` stores. Nothing Node-specific: DataView, typed arrays, TextDecoder.
  */
-export type { ArrayType, FieldLayout, FieldSpec, FieldType, ScalarType, Utf8Type } from './struct-fields.js';
-export {
-  array,
-  type FieldValue,
-  type Infer,
-  StructLayout,
-  type StructValue,
-  type StructView,
-  struct,
-  utf8,
-  type ViewField,
-} from './struct-layout.js';
-export { StructArray, StructViewBase } from './struct-view.js';
+export type {
+  ArrayType,
+  FieldLayout,
+  FieldSpec,
+  FieldType,
+  FieldValue,
+  Infer,
+  ScalarType,
+  StructValue,
+  Utf8Type,
+  ViewField,
+} from '@heapless/struct';
+export { array, StructLayout, struct, utf8 } from './struct-layout.js';
+export { StructArray, type StructView, StructViewBase } from './struct-view.js';

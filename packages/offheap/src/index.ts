@@ -1,3 +1,4 @@
+export type { ArrayType, FieldSpec, FieldType, FieldValue, ScalarType, StructValue, Utf8Type } from '@heapless/struct';
 export { MAX_RECORD_BYTES } from './arena.js';
 export { OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
 export { type ImageLoader, type NativeStatus, nativeStatus } from './native.js';
@@ -14,18 +15,5 @@ export type { RangeOptions, RangePage } from './ordered-range.js';
 export type { WorkerFunction } from './parallel-task.js';
 export type { ScanCursor } from './record-cursor.js';
 export type { SharedLayout, SharedMapHandle } from './shared-handle.js';
-export {
-  type ArrayType,
-  array,
-  type FieldSpec,
-  type FieldType,
-  type FieldValue,
-  type ScalarType,
-  StructArray,
-  StructType,
-  type StructValue,
-  type StructView,
-  struct,
-  type Utf8Type,
-  utf8,
-} from './struct.js';
+export { array, StructLayout, struct, utf8 } from './struct.js';
+export { StructArray, type StructView } from './struct-view.js';

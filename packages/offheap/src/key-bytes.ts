@@ -2,8 +2,8 @@
  * Keys are bytes. A string key is its UTF-8 encoding, computed here so that hashing, comparing and copying a
  * string key never allocates for ASCII keys (no TextEncoder round trip, no temporary Uint8Array). A string key must
  * be well-formed UTF-16: one with a lone surrogate has no UTF-8 encoding of its own (TextEncoder would write U+FFFD,
- * the encoding of another key), so `hashString` refuses it. The encoders below still write U+FFFD for a lone
- * surrogate: struct string fields take any string.
+ * the encoding of another key), so `hashString` refuses it. The encoder, `writeUtf8`, still writes U+FFFD for a
+ * lone surrogate: it is `@heapless/struct`'s, shared with struct string fields, which take any string.
  *
  * The hash is MurmurHash3 (x86, 32-bit) of the UTF-8 bytes, read as little-endian 4-byte words: an ASCII string is
  * hashed four code units per round straight from the string, other strings are first encoded into the hasher's
@@ -13,7 +13,11 @@
  */
 
 import { isUtf8 } from 'node:buffer';
+import { utf8Length, writeUtf8 } from '@heapless/struct';
 import { invalidArgument } from './errors.js';
+
+/** Keys are encoded by the same code as struct string fields: one UTF-8 encoder in the tree. */
+export { utf8Length, writeUtf8 };
 
 const SEED = 0x9747b28c;
 /** Keys up to this many bytes are kept as words by `KeyHasher` for the probe's compare (longer: compared by code unit). */
@@ -131,60 +135,6 @@ export function hashBytes(b: Uint8Array, off: number, len: number): number {
   let k = 0;
   for (let shift = 0; i < end; i++, shift += 8) k |= b[i]! << shift;
   return finish(h, k, len);
-}
-
-/** Writes the UTF-8 encoding of `s` into `dst` at `off` (the caller made room); returns the bytes written. */
-export function writeUtf8(s: string, dst: Uint8Array, off: number): number {
-  const start = off;
-  const len = s.length;
-  for (let i = 0; i < len; i++) {
-    let c = s.charCodeAt(i);
-    if (c < 0x80) {
-      dst[off++] = c;
-      continue;
-    }
-    if (c < 0x800) {
-      dst[off++] = 0xc0 | (c >> 6);
-      dst[off++] = 0x80 | (c & 0x3f);
-      continue;
-    }
-    if (c >= 0xd800 && c <= 0xdfff) {
-      const d = i + 1 < len ? s.charCodeAt(i + 1) : 0;
-      if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
-        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-        i++;
-        dst[off++] = 0xf0 | (c >> 18);
-        dst[off++] = 0x80 | ((c >> 12) & 0x3f);
-        dst[off++] = 0x80 | ((c >> 6) & 0x3f);
-        dst[off++] = 0x80 | (c & 0x3f);
-        continue;
-      }
-      c = 0xfffd;
-    }
-    dst[off++] = 0xe0 | (c >> 12);
-    dst[off++] = 0x80 | ((c >> 6) & 0x3f);
-    dst[off++] = 0x80 | (c & 0x3f);
-  }
-  return off - start;
-}
-
-/** UTF-8 byte length of `s` (lone surrogates count as the 3 bytes of U+FFFD). */
-export function utf8Length(s: string): number {
-  let n = 0;
-  const len = s.length;
-  for (let i = 0; i < len; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < len) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n += 4;
-        i++;
-      } else n += 3;
-    } else n += 3;
-  }
-  return n;
 }
 
 /**

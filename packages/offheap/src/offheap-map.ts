@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { ENTRY_HEADER_SIZE, Engine, type EngineOptions, type EngineStats } from '@heapless/engine';
+import type { FieldSpec, StructValue } from '@heapless/struct';
 import { Piscina } from 'piscina';
 import {
   Arena,
@@ -35,15 +36,8 @@ import { RecordCursor, type ScanCursor } from './record-cursor.js';
 import { CTRL_CLOSED, CTRL_GENERATION, CTRL_SIZE, createControl, stripeOf } from './shared-control.js';
 import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
 import { sizeClassOf } from './size-class.js';
-import {
-  type FieldSpec,
-  type StructType,
-  type StructValue,
-  type StructView,
-  type StructViewBase,
-  type ViewHost,
-  viewNotPositioned,
-} from './struct.js';
+import type { StructLayout } from './struct.js';
+import { type StructView, type StructViewBase, type ViewHost, viewNotPositioned } from './struct-view.js';
 
 const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
 /** Keys are stored with a u16 length. */
@@ -65,7 +59,7 @@ export interface OffHeapMapOptions<F extends FieldSpec = FieldSpec> {
   /** Key kind: `'string'` (default; stored as UTF-8) or `'bytes'` (Uint8Array keys). */
   keys?: 'string' | 'bytes';
   /** Store values as this fixed struct layout instead of msgpack. */
-  struct?: StructType<F>;
+  struct?: StructLayout<F>;
   /** Expected number of entries: sizes the index up front (the map grows by itself either way). */
   capacity?: number;
   /** msgpackr shared structures kept (default 32; above 32 structure ids take two bytes). */
@@ -185,7 +179,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   /** Reclaim epoch (ViewHost): changes whenever arena space is freed, so views re-check their record. */
   epoch = 0;
   private readonly keysAreStrings: boolean;
-  private readonly structType: StructType<F> | null;
+  private readonly structType: StructLayout<F> | null;
   private readonly codec: MsgpackCodec | null;
   private readonly maxSharedStructures: number;
   private readonly hasher = new KeyHasher();
@@ -357,7 +351,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   set(key: K, value: V): this {
     this.checkWritable();
     if (this.structType !== null) {
-      this.structType.encodeInto(value as StructValue<F>, this.scratch, this.scratchView, 0);
+      this.structType.encodeAt(value as StructValue<F>, this.scratch, this.scratchView, 0);
       this.store(key, this.scratch, this.scratch.length);
     } else {
       const bytes = this.codec!.encode(value);

@@ -1,4 +1,5 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
+import type { FieldSpec, StructValue } from '@heapless/struct';
 import { Arena, LOC_OFFSET_BITS, RECORD_HEADER_BYTES } from './arena.js';
 import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from './errors.js';
 import { HashTable } from './hash-table.js';
@@ -8,14 +9,8 @@ import type { MapKey } from './offheap-map.js';
 import { RecordCursor, type ScanCursor } from './record-cursor.js';
 import { CTRL_CLOSED, CTRL_GENERATION, CTRL_SIZE, stripeOf } from './shared-control.js';
 import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
-import {
-  type FieldSpec,
-  StructType,
-  type StructValue,
-  type StructView,
-  type StructViewBase,
-  type ViewHost,
-} from './struct.js';
+import { StructLayout } from './struct.js';
+import type { StructView, StructViewBase, ViewHost } from './struct-view.js';
 
 const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
 
@@ -44,7 +39,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   private readonly control: Int32Array;
   private readonly port: MessagePort;
   private readonly keysAreStrings: boolean;
-  private readonly structType: StructType<F> | null;
+  private readonly structType: StructLayout<F> | null;
   private readonly codec: MsgpackCodec | null;
   private readonly hasher = new KeyHasher();
   private readonly arena = new Arena();
@@ -62,7 +57,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
     this.control = new Int32Array(handle.control);
     this.port = handle.port;
     this.keysAreStrings = handle.keys === 'string';
-    this.structType = handle.struct === null ? null : (new StructType(handle.struct) as StructType<F>);
+    this.structType = handle.struct === null ? null : (new StructLayout(handle.struct) as StructLayout<F>);
     this.codec =
       this.structType === null
         ? new MsgpackCodec(

@@ -1,9 +1,11 @@
+import type { FieldSpec, StructValue } from '@heapless/struct';
 import { type Arena, LOC_OFFSET_BITS, LOC_TOMBSTONE, RECORD_HEADER_BYTES } from './arena.js';
 import { OffHeapError, OffHeapErrorCodes } from './errors.js';
 import type { HashTable } from './hash-table.js';
 import type { MsgpackCodec } from './msgpack-codec.js';
 import { stripeOf } from './shared-control.js';
-import type { FieldSpec, StructType, StructValue, StructView, StructViewBase, ViewHost } from './struct.js';
+import type { StructLayout } from './struct.js';
+import type { StructView, StructViewBase, ViewHost } from './struct-view.js';
 
 const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
 
@@ -69,7 +71,7 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
     private readonly control: Int32Array | null,
     private readonly keysAreStrings: boolean,
     private readonly codec: MsgpackCodec | null,
-    private readonly structType: StructType<F> | null,
+    private readonly structType: StructLayout<F> | null,
     /** Readers: called when a record names a segment the reader has not mapped yet; returns false if closed. */
     private readonly refresh: () => boolean,
   ) {

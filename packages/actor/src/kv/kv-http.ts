@@ -1,7 +1,7 @@
 import { HeaplessError } from '@heapless/client/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ActorHandle } from './actor-handle.js';
-import { type HttpReplier, MSGPACK, unpackBody, wantsMsgpack } from './http-reply.js';
+import type { ActorHandle } from '../runtime/actor-handle.js';
+import { type HttpReplier, MSGPACK, unpackBody, wantsMsgpack } from '../server/http-reply.js';
 import type { ScanPage } from './kv-actor.js';
 
 const OCTETS = 'application/octet-stream';

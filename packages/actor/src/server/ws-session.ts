@@ -10,9 +10,9 @@ import {
 } from '@heapless/client/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import type { ActorHandle } from './actor-handle.js';
-import type { ReplySink } from './reply-sink.js';
-import { RingQueue } from './ring-queue.js';
+import type { ActorHandle } from '../runtime/actor-handle.js';
+import type { ReplySink } from '../runtime/reply-sink.js';
+import { RingQueue } from '../runtime/ring-queue.js';
 import { wireCodeOf, wireMessageOf } from './wire-error.js';
 
 /** How long a peer gets to answer our close frame before its socket is destroyed. */

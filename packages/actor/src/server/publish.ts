@@ -1,7 +1,7 @@
 import { CLOSE_CODES, type ErrorCode, HeaplessError, PROTOCOL } from '@heapless/client/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { handleOf } from './actor-handle.js';
+import { handleOf } from '../runtime/actor-handle.js';
 import { bearerToken, digest, tokenMatches, upgradeToken } from './auth.js';
 import { HttpReplier, MSGPACK, offersProtocol, routerErrorCode, unpackBody, upgradeRefusal } from './http-reply.js';
 import { nodeServerFactory } from './node-server.js';
@@ -98,10 +98,10 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   });
   app.addHook('onRequest', (req, reply, done) => {
     const origin = req.headers.origin;
-    const refusal = guard.refusal(req.headers.host, origin);
-    if (refusal !== null) {
-      log.info({ host: req.headers.host, origin, remote: req.socket.remoteAddress }, `refused: ${refusal}`);
-      void sendError(req, reply, refusal, refusalMessage(refusal, req.headers.host, origin));
+    const verdict = guard.check(req.headers.host, origin);
+    if (!verdict.ok) {
+      log.info({ host: req.headers.host, origin, remote: req.socket.remoteAddress }, `refused: ${verdict.reason}`);
+      void sendError(req, reply, verdict.reason, refusalMessage(verdict.reason, req.headers.host, origin));
       return;
     }
     if (origin !== undefined) {
@@ -169,7 +169,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
       socket.end(upgradeRefusal('400 Bad Request', 'UNSUPPORTED_PROTOCOL', `the ${PROTOCOL} subprotocol is required`));
       return;
     }
-    const refusal = guard.refusal(req.headers.host, req.headers.origin);
+    const verdict = guard.check(req.headers.host, req.headers.origin);
     const authorized =
       expected === null ||
       tokenMatches(
@@ -179,11 +179,11 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);
       ws.once('close', () => sockets.delete(ws));
-      if (refusal !== null) {
+      if (!verdict.ok) {
         // Like a wrong token: completed, then closed with 4403 and the code, which a page can see. No hello is sent.
-        log.info({ host: req.headers.host, origin: req.headers.origin }, `websocket refused: ${refusal}`);
+        log.info({ host: req.headers.host, origin: req.headers.origin }, `websocket refused: ${verdict.reason}`);
         ws.on('error', () => {});
-        ws.close(CLOSE_CODES.FORBIDDEN, refusal);
+        ws.close(CLOSE_CODES.FORBIDDEN, verdict.reason);
         return;
       }
       if (ws.protocol !== PROTOCOL) {

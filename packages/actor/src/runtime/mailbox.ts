@@ -1,7 +1,7 @@
 import { HeaplessError } from '@heapless/client/protocol';
+import { ActorError } from '../errors.js';
 import type { ActorHandle, CallObserver, Overflow, StopOptions } from './actor-handle.js';
 import { isDetached } from './detach.js';
-import { ActorError } from './errors.js';
 import type { Method } from './method-table.js';
 import { Deferred, type ReplySink } from './reply-sink.js';
 import { RingQueue } from './ring-queue.js';
@@ -162,10 +162,16 @@ export class Mailbox implements ActorHandle {
     this.#running = true;
     const target = this.#target;
     for (let n = 0; n < MESSAGES_PER_TURN; n++) {
-      const env = this.#queue.shift();
-      if (env === undefined) break;
-      const w = this.#waiting.shift();
-      if (w !== undefined) this.#queue.push(w);
+      let env = this.#queue.shift();
+      if (env === undefined) {
+        // A mailbox whose every slot was the call that just finished (`mailbox: 1` under an async method): the
+        // oldest waiting call takes that slot. Without this it would wait forever, and so would stop().
+        env = this.#waiting.shift();
+        if (env === undefined) break;
+      } else {
+        const w = this.#waiting.shift();
+        if (w !== undefined) this.#queue.push(w);
+      }
       let r: unknown;
       try {
         r = env.fn.apply(target, env.args);
@@ -201,7 +207,7 @@ export class Mailbox implements ActorHandle {
       this.#settle(env, true, r);
     }
     this.#running = false;
-    if (this.#queue.length > 0) {
+    if (this.#queue.length > 0 || this.#waiting.length > 0) {
       this.#scheduled = true;
       setImmediate(this.#kick);
       return;

@@ -1,13 +1,21 @@
 import { HeaplessError } from '@heapless/client/protocol';
 import type { OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
-import { Actor } from './actor.js';
-import { detach } from './detach.js';
-import { storageWireCode } from './wire-error.js';
+import { Actor } from '../runtime/actor.js';
+import { detach } from '../runtime/detach.js';
+import { storageWireCode } from '../server/wire-error.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
 /** 1 MiB: a value must fit comfortably in one frame (16 MiB) and one arena segment. */
 const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;
+/**
+ * 1 MiB, the server's default per-connection bound on replies not yet read (`maxReplyBytes`): a `getMany` reply is
+ * then no larger than the largest single `get` reply, so the memory one connection can hold stays what it is for
+ * `get`s. Without it, a getMany of a thousand 1 MiB values built a 1 GB reply before the frame limit refused it.
+ */
+const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
+/** What a value adds to the encoded reply besides its bytes: a msgpack bin32 header (nil, for a miss, is 1 byte). */
+const BIN_HEADER_BYTES = 5;
 
 /** Options of {@link KvActor}. */
 export interface KvActorOptions {
@@ -21,6 +29,11 @@ export interface KvActorOptions {
   maxKeyBytes?: number;
   /** Default 1 MiB. */
   maxValueBytes?: number;
+  /**
+   * A `getMany` whose values (with their msgpack headers) would take more than this many bytes is refused with
+   * `RESULT_TOO_LARGE` (one value alone is always answered, as by `get`); default 1 MiB.
+   */
+  maxResultBytes?: number;
   /**
    * A scan page ends early once its keys and values take this many bytes (it always holds one entry), so that its
    * reply fits one frame; default 4 MiB (a quarter of the default 16 MiB frame).
@@ -76,7 +89,7 @@ function illFormed(what: string, s: string): HeaplessError {
  * closes it in `onStop()`.
  *
  * Errors: `BAD_ARGUMENTS` (a key that is not a string or not well-formed UTF-16, a value that is not bytes),
- * `KEY_TOO_LARGE`, `VALUE_TOO_LARGE`; failures of the map and its engine reach a remote caller with their storage
+ * `KEY_TOO_LARGE`, `VALUE_TOO_LARGE`, `RESULT_TOO_LARGE` (a getMany past `maxResultBytes`); failures of the map and its engine reach a remote caller with their storage
  * codes (`STORAGE_CORRUPTION`, `STORAGE_IO`, `STORAGE_CLOSED`, `STORAGE_PERSIST_FAILED`...; see wire-error.ts).
  */
 export class KvActor extends Actor {
@@ -97,6 +110,7 @@ export class KvActor extends Actor {
   readonly #maxKeyBytes: number;
   readonly #maxValueBytes: number;
   readonly #maxPageBytes: number;
+  readonly #maxResultBytes: number;
 
   constructor(map: OffHeapMap<string, unknown>, opts: KvActorOptions = {}) {
     super();
@@ -105,6 +119,7 @@ export class KvActor extends Actor {
     this.#maxKeyBytes = opts.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
     this.#maxValueBytes = opts.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
     this.#maxPageBytes = opts.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
+    this.#maxResultBytes = opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
   }
 
   /** The stored bytes of `key`'s value, or undefined. */
@@ -113,11 +128,27 @@ export class KvActor extends Actor {
     return this.#map.getBytes(key);
   }
 
-  /** The stored bytes of each key's value (undefined where missing), in the order of `keys`. */
+  /**
+   * The stored bytes of each key's value (undefined where missing), in the order of `keys`. Throws
+   * `RESULT_TOO_LARGE` once the values read pass `maxResultBytes` (1 MiB): it stops reading there, so a request
+   * for many large values costs at most that much memory; a single key is always answered.
+   */
   getMany(keys: string[]): (Uint8Array | undefined)[] {
     if (!Array.isArray(keys)) throw new HeaplessError('BAD_ARGUMENTS', 'getMany(keys: string[])');
     const out = new Array<Uint8Array | undefined>(keys.length);
-    for (let i = 0; i < keys.length; i++) out[i] = this.get(keys[i]);
+    let bytes = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const v = this.get(keys[i]);
+      bytes += v === undefined ? 1 : v.length + BIN_HEADER_BYTES;
+      if (bytes > this.#maxResultBytes && i > 0) {
+        throw new HeaplessError(
+          'RESULT_TOO_LARGE',
+          `getMany of ${keys.length} keys: the values of the first ${i + 1} take ${bytes} bytes, more than the ` +
+            `${this.#maxResultBytes} of one reply; ask for fewer keys at a time`,
+        );
+      }
+      out[i] = v;
+    }
     return out;
   }
 

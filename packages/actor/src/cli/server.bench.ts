@@ -2,17 +2,18 @@
  * Quick measurement, not a test: pipelined `get` and `set` of 100-byte values through the typed client over one
  * WebSocket to `heapless serve --memory` in another process, at depths 1, 16 and 1000, in ops/s.
  *
- *   npx tsc -p packages/actor/tsconfig.bench.json && node packages/actor/dist/bench/server.bench.js [SECONDS]
+ *   npx tsc -p packages/actor/tsconfig.bench.json && node packages/actor/dist/bench/cli/server.bench.js [SECONDS]
  *
  * The comparison with redis-server and a bare fastify route is `pnpm bench server`.
  */
 import { spawn } from 'node:child_process';
 import { connect } from '@heapless/client';
-import type { KvActor } from './kv-actor.js';
+import type { KvActor } from '../kv/kv-actor.js';
 
 const seconds = Number(process.argv[2] ?? 3);
 const KEYS = 10_000;
-const cli = new URL('../cli.js', import.meta.url);
+// dist/bench/cli/server.bench.js -> dist/cli.js, the command as the main build made it.
+const cli = new URL('../../cli.js', import.meta.url);
 const server = spawn(process.execPath, [cli.pathname, 'serve', '--memory', '--port', '0'], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });

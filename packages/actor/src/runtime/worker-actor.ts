@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { HeaplessError, type InstanceOf } from '@heapless/client/protocol';
+import { ActorError } from '../errors.js';
 import {
   type ActorHandle,
   type ActorRef,
@@ -9,7 +10,6 @@ import {
   type SpawnOptions,
   type StopOptions,
 } from './actor-handle.js';
-import { ActorError } from './errors.js';
 import { Deferred, type ReplySink } from './reply-sink.js';
 import { RingQueue } from './ring-queue.js';
 import { deserializeError, type FromWorker, type ToWorker } from './worker-messages.js';

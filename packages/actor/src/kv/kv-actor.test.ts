@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { OffHeapMap } from '@heapless/offheap';
 import { pack, unpack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from '../runtime/spawn.js';
 import { KvActor } from './kv-actor.js';
-import { spawn } from './spawn.js';
 
 const refs: { stop(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -48,6 +48,31 @@ describe('KvActor', () => {
     expect(stats.entries).toBe(1);
     expect(stats.arenaBytes).toBeGreaterThan(0);
     expect(stats.heapUsedBytes).toBeGreaterThan(0);
+  });
+
+  it('bounds a getMany by bytes: RESULT_TOO_LARGE past maxResultBytes, one value alone always answered', async () => {
+    const ref = kv({ maxResultBytes: 1000 });
+    await ref.setMany([
+      ['big', new Uint8Array(1500).fill(1)],
+      ['a', new Uint8Array(600).fill(2)],
+      ['b', new Uint8Array(390).fill(3)],
+      ['c', new Uint8Array(1)],
+    ]);
+    // 605 + 395 = 1000 bytes with their headers: at the bound, answered; a miss costs its nil byte.
+    expect((await ref.getMany(['a', 'b'])).map((v) => v?.length)).toEqual([600, 390]);
+    expect((await ref.getMany(['big'])).map((v) => v?.length)).toEqual([1500]); // alone: as get answers it
+    await expect(ref.getMany(['a', 'b', 'x'])).rejects.toMatchObject({ code: 'RESULT_TOO_LARGE' });
+    await expect(ref.getMany(['c', 'big'])).rejects.toMatchObject({
+      code: 'RESULT_TOO_LARGE',
+      message: expect.stringContaining('ask for fewer keys'),
+    });
+    // The default is 1 MiB: a thousand 64 KiB values (64 MB) are refused, not built into one reply.
+    const dflt = kv();
+    const value = new Uint8Array(64 * 1024);
+    await dflt.setMany(Array.from({ length: 16 }, (_, i): [string, Uint8Array] => [`v${i}`, value]));
+    const keys = Array.from({ length: 1000 }, (_, i) => `v${i % 16}`);
+    await expect(dflt.getMany(keys)).rejects.toMatchObject({ code: 'RESULT_TOO_LARGE' });
+    expect((await dflt.getMany(keys.slice(0, 15))).length).toBe(15);
   });
 
   it('answers bad input with typed errors and writes nothing from a bad batch', async () => {

@@ -1,5 +1,5 @@
 import { isMethodName, RESERVED_NAMES } from '@heapless/client/protocol';
-import { ActorError } from './errors.js';
+import { ActorError } from '../errors.js';
 
 // biome-ignore lint/complexity/noBannedTypes: any method of the actor
 export type Method = Function;

@@ -1,9 +1,9 @@
 import { HeaplessError } from '@heapless/client/protocol';
 import { describe, expect, it } from 'vitest';
+import { ActorError } from '../errors.js';
 import { Actor } from './actor.js';
 import { handleOf } from './actor-handle.js';
 import { detach } from './detach.js';
-import { ActorError } from './errors.js';
 import { spawn } from './spawn.js';
 
 class Log extends Actor {

@@ -1,5 +1,5 @@
 import { type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
-import type { CallObserver } from './actor-handle.js';
+import type { CallObserver } from '../runtime/actor-handle.js';
 
 /**
  * Upper bounds (seconds) of the latency histogram buckets: 50 µs (a pipelined in-process call) to 10 s, roughly

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ActorError } from './errors.js';
+import { ActorError } from '../errors.js';
 
 /** `heapless serve` as parsed. */
 export interface ServeArgs {
@@ -73,7 +73,8 @@ Limits per connection (past one, the server stops reading that connection):
   --max-in-flight N        calls read and not yet answered (default 4096)
   --max-request-bytes N    bytes of calls read and not yet answered (default 4194304, 4 MiB)
   --max-reply-bytes N      bytes of replies the client has not read yet; no more of its calls
-                           run until they are written (default 1048576, 1 MiB)
+                           run until they are written (default 1048576, 1 MiB); also the
+                           most one getMany answers (more is RESULT_TOO_LARGE)
 
 Slow and dead connections:
   --max-connections N      open connections; more are closed as they arrive (default 4096)

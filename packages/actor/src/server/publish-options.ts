@@ -7,9 +7,9 @@ import {
   type ServerHello,
 } from '@heapless/client/protocol';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { ActorHandle } from './actor-handle.js';
+import { ActorError } from '../errors.js';
+import type { ActorHandle } from '../runtime/actor-handle.js';
 import { isLoopback } from './auth.js';
-import { ActorError } from './errors.js';
 import type { HttpReplier } from './http-reply.js';
 import type { Metrics } from './metrics.js';
 import type { SessionLimits } from './ws-session.js';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { ActorError } from './errors.js';
+import { ActorError } from '../errors.js';
 import type { ServerTimeouts, TlsOptions } from './publish-options.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

@@ -11,6 +11,15 @@ import type { ErrorCode } from '@heapless/client/protocol';
  *   comes from a page; only the listed `allowedOrigins` (exact `scheme://host[:port]`, or `*` for any) are served,
  *   with CORS headers so that the page may read the answer; any other gets `403 ORIGIN_NOT_ALLOWED`.
  */
+/** What {@link RequestGuard.check} answers: trusted, or refused with the code the reply (or close) carries. */
+export type GuardVerdict =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: Extract<ErrorCode, 'HOST_NOT_ALLOWED' | 'ORIGIN_NOT_ALLOWED'> };
+
+const TRUSTED: GuardVerdict = Object.freeze({ ok: true });
+const HOST_REFUSED: GuardVerdict = Object.freeze({ ok: false, reason: 'HOST_NOT_ALLOWED' });
+const ORIGIN_REFUSED: GuardVerdict = Object.freeze({ ok: false, reason: 'ORIGIN_NOT_ALLOWED' });
+
 export class RequestGuard {
   readonly #hosts: ReadonlySet<string>;
   readonly #origins: ReadonlySet<string>;
@@ -22,11 +31,11 @@ export class RequestGuard {
     this.#anyOrigin = this.#origins.has('*');
   }
 
-  /** Why a request with these headers is refused, or null when it is trusted. */
-  refusal(host: string | undefined, origin: string | undefined): ErrorCode | null {
-    if (!this.hostAllowed(host)) return 'HOST_NOT_ALLOWED';
-    if (origin !== undefined && !this.originAllowed(origin)) return 'ORIGIN_NOT_ALLOWED';
-    return null;
+  /** Whether a request with these headers is trusted, and if not, the code it is refused with (no allocation). */
+  check(host: string | undefined, origin: string | undefined): GuardVerdict {
+    if (!this.hostAllowed(host)) return HOST_REFUSED;
+    if (origin !== undefined && !this.originAllowed(origin)) return ORIGIN_REFUSED;
+    return TRUSTED;
   }
 
   /** Whether the `Host` header names this server rather than a name that may have been rebound to it. */

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { nativeStatus, OffHeapMap } from '@heapless/offheap';
+import { KvActor } from '../kv/kv-actor.js';
+import { kvRoutes } from '../kv/kv-http.js';
+import { spawn } from '../runtime/spawn.js';
+import { Metrics } from '../server/metrics.js';
+import { type Published, publish } from '../server/publish.js';
 import type { ServeArgs } from './cli-args.js';
-import { KvActor } from './kv-actor.js';
-import { kvRoutes } from './kv-http.js';
-import { Metrics } from './metrics.js';
-import { type Published, publish } from './publish.js';
-import { spawn } from './spawn.js';
 
 /** A running `heapless serve`; `close()` stops accepting, finishes calls in flight, stops the actor (closing the map). */
 export interface RunningServer extends Published {
@@ -79,7 +79,9 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
   }
   let ref: ReturnType<typeof spawn<KvActor>>;
   try {
-    ref = spawn(new KvActor(map, { persistent: !args.memory }), { observer: metrics, mailbox: 65_536 });
+    // One getMany reply stays within the connection's reply bound, as one get reply does.
+    const kv = new KvActor(map, { persistent: !args.memory, maxResultBytes: args.maxReplyBytes });
+    ref = spawn(kv, { observer: metrics, mailbox: 65_536 });
   } catch (e) {
     await map.close();
     metrics.close();

@@ -1,14 +1,8 @@
 /**
- * UTF-8 for struct string fields, written by hand so that encoding never allocates (no TextEncoder result object,
- * no temporary array) and so that the bytes are exactly those `@heapless/offheap` writes: a lone surrogate encodes
- * as U+FFFD (EF BF BD), as TextEncoder does. Decoding reads short ASCII strings byte by byte and hands anything else
- * to a TextDecoder (replacement characters for invalid sequences, as WHATWG specifies).
+ * UTF-8 for string fields (and, in `@heapless/offheap`, for string keys), written by hand so that encoding never
+ * allocates: no TextEncoder result object, no temporary array. A lone surrogate encodes as U+FFFD (EF BF BD), as
+ * TextEncoder does. Decoding is the importing package's (`Utf8Reader`): Node has a faster decoder than browsers.
  */
-
-/** What string reads need of a TextDecoder (typed here: the package's types know no DOM). */
-export interface Utf8Decoder {
-  decode(input: Uint8Array): string;
-}
 
 /** UTF-8 byte length of `s` (lone surrogates count as the 3 bytes of U+FFFD). */
 export function utf8Length(s: string): number {
@@ -29,7 +23,7 @@ export function utf8Length(s: string): number {
   return n;
 }
 
-/** Writes the UTF-8 encoding of `s` into `dst` at `off` (the caller checked it fits); returns the bytes written. */
+/** Writes the UTF-8 encoding of `s` into `dst` at `off` (the caller made room); returns the bytes written. */
 export function writeUtf8(s: string, dst: Uint8Array, off: number): number {
   const start = off;
   const len = s.length;
@@ -65,22 +59,35 @@ export function writeUtf8(s: string, dst: Uint8Array, off: number): number {
 }
 
 /**
+ * The string in bytes `start..end` of `u8`, invalid sequences read as U+FFFD (as WHATWG's decoder does). A layout
+ * is given one by the package that makes it: Node's `Buffer` slice on the server, a TextDecoder in browsers.
+ */
+export type Utf8Reader = (u8: Uint8Array, start: number, end: number) => string;
+
+/** What `textDecoderReader` needs of a TextDecoder (typed here: this package's types know neither DOM nor Node). */
+export interface Utf8Decoder {
+  decode(input: Uint8Array): string;
+}
+
+/**
  * Below this many bytes an ASCII string is built code unit by code unit; above it, or at the first non-ASCII byte,
  * TextDecoder is cheaper than the concatenations (the same cut msgpackr makes for its short strings).
  */
 const SHORT_ASCII = 16;
 
-/** The string in `n` bytes of `u8` at `off`; `td` is the caller's (instance-owned) decoder. */
-export function readUtf8(u8: Uint8Array, off: number, n: number, td: Utf8Decoder): string {
-  if (n <= SHORT_ASCII) {
-    let s = '';
-    let i = 0;
-    for (; i < n; i++) {
-      const c = u8[off + i]!;
-      if (c >= 0x80) break;
-      s += String.fromCharCode(c);
+/** A reader over `td` (the caller's own decoder: no module state) that builds short ASCII strings by hand. */
+export function textDecoderReader(td: Utf8Decoder): Utf8Reader {
+  return (u8, start, end) => {
+    if (end - start <= SHORT_ASCII) {
+      let s = '';
+      let i = start;
+      for (; i < end; i++) {
+        const c = u8[i]!;
+        if (c >= 0x80) break;
+        s += String.fromCharCode(c);
+      }
+      if (i === end) return s;
     }
-    if (i === n) return s;
-  }
-  return td.decode(u8.subarray(off, off + n));
+    return td.decode(u8.subarray(start, end));
+  };
 }

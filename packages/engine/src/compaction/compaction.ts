@@ -8,7 +8,7 @@
  *
  * A single input with nothing below it overlapping is moved down by a manifest edit alone (a trivial move).
  */
-import { CorruptionError, EngineError, type ErrorCode, ErrorCodes } from '../base/errors.js';
+import { CorruptionError, EngineError, ErrorCodes, isErrorCode } from '../base/errors.js';
 import { compareInternalKeys, TRAILER_SIZE } from '../base/internal-key.js';
 import type { ResolvedOptions } from '../base/options.js';
 import type { Version } from '../version/version.js';
@@ -117,6 +117,6 @@ export function rebuildJobError(e: {
     const what = e.message.replace(/^corruption in .* at offset \d+: /, '');
     return new CorruptionError(e.file, e.offset ?? 0, what);
   }
-  if (e.code) return new EngineError(e.code as ErrorCode, e.message);
+  if (isErrorCode(e.code)) return new EngineError(e.code, e.message);
   return new EngineError(ErrorCodes.IO, `background job failed: ${e.message}`);
 }

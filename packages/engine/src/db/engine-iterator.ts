@@ -7,7 +7,7 @@
  * engine's close). Keys and values handed out are copies the caller owns.
  */
 
-import { EngineError, ErrorCodes, invalidArgument } from '../base/errors.js';
+import { closedError, invalidArgument } from '../base/errors.js';
 import { DbIterator } from '../iterator/db-iterator.js';
 import type { Snapshot } from './snapshot.js';
 import type { Bytes } from './write-batch.js';
@@ -158,7 +158,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
   }
 
   private check(): void {
-    if (this.closed) throw new EngineError(ErrorCodes.CLOSED, 'iterator is closed');
+    if (this.closed) throw closedError('iterator');
   }
 
   /**

@@ -29,12 +29,6 @@ async function entries(db: Engine, options: Parameters<Engine['iterator']>[0] = 
 }
 
 describe('Engine', () => {
-  it('documents every error code in the README', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    // A row of the README's table whose first cell is the code (biome pads table cells, so allow spaces).
-    for (const code of Object.values(ErrorCodes)) expect(readme).toMatch(new RegExp(`^\\|\\s*\`${code}\`\\s*\\|`, 'm'));
-  });
-
   it('puts, gets and deletes; a write is visible before its promise is awaited', async () => {
     const db = await Engine.open(dir);
     const p = db.put('a', '1');

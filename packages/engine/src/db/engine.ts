@@ -11,7 +11,7 @@
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
-import { EngineError, ErrorCodes, invalidArgument } from '../base/errors.js';
+import { closedError, EngineError, ErrorCodes, invalidArgument, ioError } from '../base/errors.js';
 import { FileType, logFileName, parseFileName, tableFileName } from '../base/filenames.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
 import { TRAILER_SIZE, ValueKind } from '../base/internal-key.js';
@@ -102,10 +102,6 @@ const noop = (): void => {};
 
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-function closedError(dir: string): EngineError {
-  return new EngineError(ErrorCodes.CLOSED, `engine ${dir} is closed`);
 }
 
 function toKey(key: Bytes): Uint8Array {
@@ -233,7 +229,7 @@ export class Engine {
       try {
         mkdirSync(dir, { recursive: true });
       } catch (err) {
-        throw new EngineError(ErrorCodes.IO, `creating ${dir} failed: ${(err as Error).message}`, { cause: err });
+        throw ioError('creating', dir, err);
       }
     }
     const exists = VersionSet.exists(dir);
@@ -447,7 +443,7 @@ export class Engine {
   }
 
   private apply(batch: WriteBatch, sync: boolean | undefined): Promise<void> {
-    if (this.closing) return Promise.reject(closedError(this.location));
+    if (this.closing) return Promise.reject(closedError(`engine ${this.location}`));
     if (this.bgError) return Promise.reject(this.bgError);
     const count = batch.count;
     if (count === 0) return this.resolved;
@@ -581,7 +577,7 @@ export class Engine {
    * INVALID_ARGUMENT (bad key, released snapshot), or CorruptionError from a table.
    */
   getSync(key: Bytes, options?: ReadOptions): Uint8Array | undefined {
-    if (this.closing) throw closedError(this.location);
+    if (this.closing) throw closedError(`engine ${this.location}`);
     const seq = this.sequenceFor(options);
     const k = this.keyBytes(key);
     return this.lookup(k, seq);
@@ -617,7 +613,7 @@ export class Engine {
    */
   getMany(keys: readonly Bytes[], options?: ReadOptions): Promise<(Uint8Array | undefined)[]> {
     try {
-      if (this.closing) throw closedError(this.location);
+      if (this.closing) throw closedError(`engine ${this.location}`);
       if (!Array.isArray(keys)) throw invalidArgument('getMany takes an array of keys');
       const seq = this.sequenceFor(options);
       const bytes = keys.map(toKey);
@@ -632,7 +628,7 @@ export class Engine {
 
   /** A snapshot of the current state; the caller must `release()` it (close releases any left). Throws CLOSED. */
   snapshot(): Snapshot {
-    if (this.closing) throw closedError(this.location);
+    if (this.closing) throw closedError(`engine ${this.location}`);
     return this.snapshots.create(this.versions.lastSequence);
   }
 
@@ -642,7 +638,7 @@ export class Engine {
    * EngineError CLOSED or INVALID_ARGUMENT.
    */
   iterator(options: IteratorOptions = {}): EngineIterator {
-    if (this.closing) throw closedError(this.location);
+    if (this.closing) throw closedError(`engine ${this.location}`);
     const seq = this.sequenceFor(options);
     const fillCache = options.fillCache !== false;
     const version = this.versions.current;
@@ -869,7 +865,7 @@ export class Engine {
    * CLOSED, or the background error (IO, CorruptionError) that stopped flushing.
    */
   async flush(): Promise<void> {
-    if (this.closing) throw closedError(this.location);
+    if (this.closing) throw closedError(`engine ${this.location}`);
     if (this.mem.count > 0) this.rotate(0, 0);
     while (this.flushing) await this.flushing;
     if (this.bgError) throw this.bgError;
@@ -894,7 +890,7 @@ export class Engine {
         if (v.overlapping(level, begin, last).length > 0) deepest = level;
       }
       for (let level = 0; level < Math.max(1, deepest) && level < this.options.numLevels - 1; level++) {
-        if (this.closing) throw closedError(this.location);
+        if (this.closing) throw closedError(`engine ${this.location}`);
         const c = this.picker.pickRange(this.versions.current, level, begin, last);
         if (c) await this.runCompaction(c);
       }
@@ -913,11 +909,11 @@ export class Engine {
    * EngineError INVALID_ARGUMENT (target not empty), CLOSED or IO.
    */
   async checkpoint(dir: string): Promise<void> {
-    if (this.closing) throw closedError(this.location);
+    if (this.closing) throw closedError(`engine ${this.location}`);
     if (!this.wal) await this.flush();
     // Everything acknowledged is in the WALs' files once what is pending has been written.
     if (this.wal) await this.wal.written();
-    if (this.closing) throw closedError(this.location);
+    if (this.closing) throw closedError(`engine ${this.location}`);
     const logs = this.wal ? [...this.imms.map((i) => i.log), this.memLog] : [];
     const edit = this.versions.snapshotEdit();
     edit.logNumber = logs.length > 0 ? logs[0]! : this.versions.nextFileNumber;

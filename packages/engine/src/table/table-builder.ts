@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
 import { crc32c, maskCrc } from '../base/crc32c.js';
-import { EngineError, ErrorCodes, invalidArgument } from '../base/errors.js';
+import { closedError, EngineError, invalidArgument, ioError } from '../base/errors.js';
 import {
   compareInternalAt,
   MAX_SEQUENCE,
@@ -156,7 +156,7 @@ export class TableBuilder {
     try {
       this.fd = openSync(path, 'w');
     } catch (cause) {
-      throw new EngineError(ErrorCodes.IO, `cannot create table ${path}`, { cause });
+      throw ioError('creating table', path, cause);
     }
   }
 
@@ -301,7 +301,7 @@ export class TableBuilder {
       return { fileSize: this.offset, entries: this.entryCount, smallest: this.smallest, largest };
     } catch (cause) {
       if (cause instanceof EngineError) throw cause;
-      throw new EngineError(ErrorCodes.IO, `cannot write table ${this.path}`, { cause });
+      throw ioError('writing table', this.path, cause);
     } finally {
       this.state = 'finished';
       this.closeFd();
@@ -321,8 +321,7 @@ export class TableBuilder {
   }
 
   private checkOpen(): void {
-    if (this.state !== 'open')
-      throw new EngineError(ErrorCodes.CLOSED, `table builder for ${this.path} is ${this.state}`);
+    if (this.state !== 'open') throw closedError(`table builder for ${this.path}`, this.state);
   }
 
   private closeFd(): void {

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { inflateRawSync } from 'node:zlib';
 import { crc32c, unmaskCrc } from '../base/crc32c.js';
-import { CorruptionError, EngineError, ErrorCodes } from '../base/errors.js';
+import { CorruptionError, closedError, ioError } from '../base/errors.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
 import {
   compareBytesAt,
@@ -197,7 +197,7 @@ export class TableReader {
       if ((cause as NodeJS.ErrnoException).code === 'ENOENT') {
         throw new CorruptionError(path, 0, 'the table is missing: the manifest lists a file the directory lacks');
       }
-      throw new EngineError(ErrorCodes.IO, `cannot open table ${path}: ${(cause as Error).message}`, { cause });
+      throw ioError('opening table', path, cause);
     }
     try {
       const fileSize = fstatSync(fd).size;
@@ -536,7 +536,7 @@ export class TableReader {
   }
 
   private throwClosed(): never {
-    throw new EngineError(ErrorCodes.CLOSED, `table ${this.path} is closed`);
+    throw closedError(`table ${this.path}`);
   }
 }
 
@@ -634,7 +634,7 @@ class TableIterator implements InternalIterator {
       this.dataOffset = -1;
       return false;
     }
-    if (this.closed) throw new EngineError(ErrorCodes.CLOSED, `iterator over ${this.reader.path} is closed`);
+    if (this.closed) throw closedError(`iterator over ${this.reader.path}`);
     const reader = this.reader;
     reader.decodeHandle(this.index);
     const offset = reader.handleOffset();
@@ -692,7 +692,7 @@ function readExactly(fd: number, path: string, offset: number, length: number): 
     try {
       n = readSync(fd, buf, done, length - done, offset + done);
     } catch (cause) {
-      throw new EngineError(ErrorCodes.IO, `cannot read ${path} at offset ${offset + done}`, { cause });
+      throw ioError('reading', `${path} at offset ${offset + done}`, cause);
     }
     if (n === 0) throw new CorruptionError(path, offset + done, `file ends ${length - done} bytes early`);
     done += n;

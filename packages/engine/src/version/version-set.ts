@@ -22,7 +22,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
-import { CorruptionError, EngineError, ErrorCodes } from '../base/errors.js';
+import { CorruptionError, closedError, ioError } from '../base/errors.js';
 import {
   CURRENT_FILE,
   FileType,
@@ -107,7 +107,7 @@ export class VersionSet {
     try {
       name = readFileSync(currentPath, 'utf8');
     } catch (err) {
-      throw new EngineError(ErrorCodes.IO, `reading ${currentPath} failed: ${(err as Error).message}`, { cause: err });
+      throw ioError('reading', currentPath, err);
     }
     const m = /^MANIFEST-(\d+)\n$/.exec(name);
     if (!m) throw new CorruptionError(currentPath, 0, 'CURRENT does not name a manifest');
@@ -193,7 +193,7 @@ export class VersionSet {
           size = statSync(path).size;
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-            throw new EngineError(ErrorCodes.IO, `stat of ${path} failed: ${(err as Error).message}`, { cause: err });
+            throw ioError('stat of', path, err);
           }
           throw new CorruptionError(
             p.path,
@@ -299,7 +299,7 @@ export class VersionSet {
    * thrown.
    */
   logAndApply(edit: VersionEdit): void {
-    if (!this.manifest) throw new EngineError(ErrorCodes.CLOSED, 'the manifest is closed');
+    if (!this.manifest) throw closedError(`the manifest of ${this.dir}`);
     if (edit.logNumber === undefined) edit.logNumber = this.logNumber;
     edit.nextFileNumber = this.nextFileNumber;
     edit.lastSequence = this.lastSequence;
@@ -383,7 +383,6 @@ function replaceCurrentFile(dir: string, manifestNumber: number, tempNumber: num
     renameSync(tmp, join(dir, CURRENT_FILE));
   } catch (err) {
     removeQuietly(tmp);
-    const what = `pointing ${join(dir, CURRENT_FILE)} at ${manifestBaseName(manifestNumber)} failed`;
-    throw new EngineError(ErrorCodes.IO, `${what}: ${(err as Error).message}`, { cause: err });
+    throw ioError('pointing', `${join(dir, CURRENT_FILE)} at ${manifestBaseName(manifestNumber)}`, err);
   }
 }

@@ -20,7 +20,7 @@
  */
 import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { EngineError, ErrorCodes } from '../base/errors.js';
+import { ioError } from '../base/errors.js';
 import { RecordWriter } from '../record/record-writer.js';
 
 /** Pending bytes that trigger an immediate write(2), so a long synchronous burst of writes does not buffer without bound. */
@@ -35,7 +35,7 @@ async function syncDirectoryAsync(dir: string): Promise<void> {
       await handle.close();
     }
   } catch (err) {
-    throw new EngineError(ErrorCodes.IO, `syncing directory ${dir} failed: ${(err as Error).message}`, { cause: err });
+    throw ioError('syncing directory', dir, err);
   }
 }
 

@@ -7,6 +7,7 @@
  * engine's close). Keys and values handed out are copies the caller owns.
  */
 
+import { writeU32LE } from '../base/coding.js';
 import { closedError, invalidArgument } from '../base/errors.js';
 import { DbIterator } from '../iterator/db-iterator.js';
 import type { Snapshot } from './snapshot.js';
@@ -51,13 +52,6 @@ function toBytes(b: Bytes, what: string): Uint8Array {
   if (typeof b === 'string') return Buffer.from(b, 'utf8');
   if (b instanceof Uint8Array) return b;
   throw invalidArgument(`${what} must be a Uint8Array or a string`);
-}
-
-function writeU32LE(b: Uint8Array, at: number, v: number): void {
-  b[at] = v;
-  b[at + 1] = v >>> 8;
-  b[at + 2] = v >>> 16;
-  b[at + 3] = v >>> 24;
 }
 
 function compare(a: Uint8Array, b: Uint8Array): number {

@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CorruptionError, ErrorCodes } from '../base/errors.js';
 import { compareInternalKeys, makeInternalKey, sequenceOf, userKeyOf, ValueKind } from '../base/internal-key.js';
 import { BlockCache } from './block-cache.js';
-import { FOOTER_SIZE, TableBuilder, type TableBuilderOptions } from './table-builder.js';
+import { TableBuilder, type TableBuilderOptions } from './table-builder.js';
+import { FOOTER_SIZE } from './table-format.js';
 import { DELETED, TableReader } from './table-reader.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'heapless-table-'));

@@ -2,7 +2,7 @@
  * The job module of the worker threads: runs flush and compaction jobs (compaction-job.ts) off the event loop. Loaded
  * asynchronously by compaction-worker-entry.cts (see job-pool.ts for why). Errors are returned as plain data, because
  * structured cloning drops the class and the `code`, `file` and `offset` of an EngineError; the engine rebuilds them
- * (see `rebuildJobError` in compaction.ts).
+ * (see `rebuildJobError` in job-pool.ts).
  */
 
 import { move, transferableSymbol, valueSymbol } from 'piscina';

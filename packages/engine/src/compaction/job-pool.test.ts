@@ -18,17 +18,24 @@ describe('JobPool', () => {
     expect(r.status).toBe(0);
   });
 
-  it('runs a job on a thread, and close leaves no thread, even right after the start', async () => {
-    const pool = await JobPool.start();
-    // Not a real task: the job module answers with its error as data, which shows it loaded and runs.
-    const r = await pool.run({ kind: 'nope' } as never);
-    expect(r).toMatchObject({ error: { message: expect.any(String) } });
+  it('starts no thread until warmed up or run, runs a job on a thread, and close leaves none, even right after the start', async () => {
+    const pool = new JobPool();
+    expect(pool.threads).toBe(0);
+    // Not a real task: the job module answers with its error as data, which shows it loaded and runs; the pool
+    // rebuilds it as an engine error.
+    await expect(pool.run({ kind: 'nope' } as never)).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_IO',
+      message: expect.stringMatching(/^background job failed: /),
+    });
     expect(pool.threads).toBeGreaterThan(0);
     await pool.close();
     expect(pool.threads).toBe(0);
-    const early = await JobPool.start();
+    await expect(pool.run({ kind: 'nope' } as never)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CLOSED' });
+    const early = new JobPool();
+    early.warmUp();
     await early.close(); // its thread is still starting
     await early.close(); // idempotent
     expect(early.threads).toBe(0);
+    await new JobPool().close(); // never started
   });
 });

@@ -90,10 +90,8 @@ describe('version edits and the manifest', () => {
     e2.deleteFile(1, held.files[1]![0]!.number);
     vs.logAndApply(e2);
     expect(vs.liveTableNumbers().has(held.files[1]![0]!.number)).toBe(true);
-    let released = 0;
-    vs.onVersionReleased = () => released++;
     held.unref();
-    expect(released).toBe(1);
+    expect(held.referenced).toBe(false);
     expect(vs.liveTableNumbers().size).toBe(0);
     vs.close();
   });

@@ -55,7 +55,7 @@ export class VersionSet {
   readonly dir: string;
   private readonly numLevels: number;
   current: Version;
-  /** Versions still referenced (the current one included). */
+  /** Versions made current at some point and, until `liveTableNumbers` finds them unreferenced, still held. */
   private readonly live = new Set<Version>();
   nextFileNumber = 2;
   lastSequence = 0;
@@ -67,21 +67,12 @@ export class VersionSet {
   private recovered: { path: string; size: number } | undefined;
   /** Where in the manifest `recover` read each fact that `verifyFiles` checks, for its errors. */
   private provenance: { path: string; tables: Map<number, number>; logNumber: number } | undefined;
-  /** Called when a version stops being referenced: tables may have become deletable. */
-  onVersionReleased: () => void = () => {};
 
   constructor(dir: string, numLevels: number) {
     this.dir = dir;
     this.numLevels = numLevels;
-    this.current = this.makeVersion(Array.from({ length: numLevels }, () => []));
+    this.current = new Version(Array.from({ length: numLevels }, () => []));
     this.installCurrent(this.current);
-  }
-
-  private makeVersion(files: FileMetaData[][]): Version {
-    return new Version(files, (v) => {
-      this.live.delete(v);
-      this.onVersionReleased();
-    });
   }
 
   private installCurrent(v: Version): void {
@@ -164,7 +155,7 @@ export class VersionSet {
     const whole = reader.validLength === reader.fileSize;
     this.recovered = whole && reader.fileSize < MANIFEST_ROLL_SIZE ? { path, size: reader.fileSize } : undefined;
     this.provenance = { path, tables: tableOffsets, logNumber: logNumberOffset };
-    this.installCurrent(this.makeVersion(levels.map((l) => [...l.values()])));
+    this.installCurrent(new Version(levels.map((l) => [...l.values()])));
   }
 
   /**
@@ -327,13 +318,19 @@ export class VersionSet {
     const deleted = new Set(edit.deletedFiles.map(([level, n]) => level * 2 ** 32 + n));
     const files = this.current.files.map((fs, level) => fs.filter((f) => !deleted.has(level * 2 ** 32 + f.number)));
     for (const [level, f] of edit.newFiles) files[level]!.push(f);
-    return this.makeVersion(files);
+    return new Version(files);
   }
 
-  /** Numbers of the tables some live version lists: the tables that must not be deleted. */
+  /** Numbers of the tables some referenced version lists: the tables that must not be deleted. */
   liveTableNumbers(): Set<number> {
     const out = new Set<number>();
-    for (const v of this.live) for (const files of v.files) for (const f of files) out.add(f.number);
+    for (const v of this.live) {
+      if (!v.referenced) {
+        this.live.delete(v);
+        continue;
+      }
+      for (const files of v.files) for (const f of files) out.add(f.number);
+    }
     return out;
   }
 

@@ -12,7 +12,7 @@
 import type { Piscina } from 'piscina';
 import { CorruptionError, closedError, EngineError, ErrorCodes, isErrorCode } from '../base/errors.js';
 import type { JobResult, JobTask } from './compaction-job.js';
-import type { JobError } from './compaction-worker.js';
+import type { JobFailure, JobOutcome } from './compaction-worker.js';
 
 /** The module each thread loads: always the built one (in `dist/`, also when this file runs from src/ in unit tests). */
 export const WORKER_ENTRY = new URL('../../dist/compaction/compaction-worker-entry.cjs', import.meta.url);
@@ -48,9 +48,9 @@ export class JobPool {
     if (this.closing) throw closedError('the job pool');
     const pool = await this.start();
     const transferList = task.kind === 'flush' ? [task.memtable.bytes, task.memtable.nodes] : undefined;
-    const r = (await pool.run(task, { transferList })) as JobResult | JobError;
-    if ('error' in r) throw rebuildJobError(r.error);
-    return r;
+    const outcome = (await pool.run(task, { transferList })) as JobOutcome;
+    if (!outcome.ok) throw rebuildJobError(outcome.reason);
+    return outcome.result;
   }
 
   /** Threads the pool has now (loading, idle or busy); 0 before it starts and once closing. */
@@ -71,7 +71,7 @@ export class JobPool {
 }
 
 /** Turns an error a worker returned as data back into the engine's typed error. */
-export function rebuildJobError(e: JobError['error']): Error {
+export function rebuildJobError(e: JobFailure): Error {
   if (e.code === ErrorCodes.CORRUPTION && e.file !== undefined) {
     const what = e.message.replace(/^corruption in .* at offset \d+: /, '');
     return new CorruptionError(e.file, e.offset ?? 0, what);

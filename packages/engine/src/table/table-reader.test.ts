@@ -367,7 +367,7 @@ describe('table debug dump', () => {
     expect(lines[0]).toMatch(/3 entries \(1 deletions\) in 1 blocks/);
     // The only index entry is the short successor of "cat": "d" with the largest sequence.
     expect(lines[1]).toBe(`index 64@${2 ** 45 - 1} -> block @0+${r.properties.dataSize - 5}`);
-    expect(lines.slice(2)).toEqual(['  61@3 = 78', '  61@2 del = ', '  636174@1 = 797a']);
+    expect(lines.slice(2)).toEqual(['  61@3 = 78', '  61@2 del', '  636174@1 = 797a']);
     r.close();
   });
 });

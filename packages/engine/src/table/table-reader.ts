@@ -363,7 +363,7 @@ export class TableReader {
 
   /**
    * A readable listing for tests and debugging: the properties, one line per index entry (separator, handle) and,
-   * with `entries`, one line per entry (`user key hex @seq kind = value hex`). Reads every block: not for hot paths.
+   * with `entries`, one line per entry (`user key hex@seq = value hex`, or `user key hex@seq del`). Reads every block: not for hot paths.
    */
   debugDump(options: { entries?: boolean } = {}): string {
     const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
@@ -382,7 +382,10 @@ export class TableReader {
     if (options.entries) {
       const it = this.iterator();
       try {
-        for (it.seekToFirst(); it.valid(); it.next()) lines.push(`  ${ikey(it.key())} = ${hex(it.value())}`);
+        for (it.seekToFirst(); it.valid(); it.next()) {
+          const k = it.key();
+          lines.push(k[k.length - 1] === ValueKind.Deletion ? `  ${ikey(k)}` : `  ${ikey(k)} = ${hex(it.value())}`);
+        }
       } finally {
         it.close();
       }

@@ -101,3 +101,12 @@ export function writeU64LE(buf: Uint8Array, at: number, v: number): void {
   writeU32LE(buf, at, v >>> 0);
   writeU32LE(buf, at + 4, Math.floor(v / 0x1_0000_0000));
 }
+
+/**
+ * Copies `src[from..from+n)` to `dst[at..)` without making a view: a byte loop up to 256 bytes (keys and small
+ * values; cheaper than the subarray `set` needs), `set` beyond (where the copy outweighs the view).
+ */
+export function copyBytes(src: Uint8Array, from: number, n: number, dst: Uint8Array, at: number): void {
+  if (n <= 256) for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
+  else dst.set(from === 0 && n === src.length ? src : src.subarray(from, from + n), at);
+}

@@ -1,4 +1,4 @@
-import { readU32LE } from '../base/coding.js';
+import { copyBytes, readU32LE } from '../base/coding.js';
 import { CorruptionError } from '../base/errors.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
 import { TRAILER_SIZE } from '../base/internal-key.js';
@@ -333,6 +333,10 @@ export class BlockIterator implements InternalIterator {
 
   valueLength(): number {
     return this.valueLen;
+  }
+
+  copyValueInto(target: Uint8Array, at: number): void {
+    copyBytes(this.data, this.valueOffset, this.valueLen, target, at);
   }
 
   currentBlock(): Block {

@@ -87,6 +87,14 @@ export class TableIterator implements InternalIterator {
     return this.data.value();
   }
 
+  valueLength(): number {
+    return this.data.valueLength();
+  }
+
+  copyValueInto(target: Uint8Array, at: number): void {
+    this.data.copyValueInto(target, at);
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

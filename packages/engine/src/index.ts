@@ -1,4 +1,4 @@
-export { CorruptionError, EngineError, type ErrorCode, ErrorCodes } from './base/errors.js';
+export { CorruptionError, ENGINE_ERRORS, EngineError, type ErrorCode, ErrorCodes, isErrorCode } from './base/errors.js';
 export type { Compression, EngineOptions } from './base/options.js';
 export { Engine, type EngineStats, type ReadOptions, type WriteOperation, type WriteOptions } from './db/engine.js';
 export { ENTRY_HEADER_SIZE, EngineIterator, type Entry, type IteratorOptions } from './db/engine-iterator.js';

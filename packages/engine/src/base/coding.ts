@@ -1,6 +1,7 @@
 /**
- * Varint32 (LEB128, as in LevelDB's util/coding) helpers over plain Uint8Arrays. Readers return the decoded value and
- * leave the new offset in the `pos` cell so that hot loops allocate nothing.
+ * The engine's integer encodings over plain Uint8Arrays, as LevelDB's util/coding: varint32 and varint64 (LEB128, low
+ * group first) and fixed-width little-endian uint32 and uint64. Readers return the decoded value and leave the new
+ * offset in the `pos` cell, so that hot loops allocate nothing.
  */
 
 /** Number of bytes `v` (0 <= v < 2^32) takes as a varint32. */
@@ -37,4 +38,75 @@ export function getVarint32(buf: Uint8Array, pos: Cursor, limit: number): number
     }
   }
   return -1;
+}
+
+/**
+ * Writes `v` (0 <= v < 2^53, a JS safe integer) as a LEB128 varint at `out[at]`: at most 8 bytes. Returns the offset
+ * after it. Table handles, properties and manifest fields use it; LevelDB's varint64 holds the same bytes.
+ */
+export function putVarint64(out: Uint8Array, at: number, v: number): number {
+  while (v >= 0x80) {
+    out[at++] = (v % 0x80) | 0x80;
+    v = Math.floor(v / 0x80);
+  }
+  out[at++] = v;
+  return at;
+}
+
+/** Largest number of bytes {@link putVarint64} writes: ceil(53 / 7). */
+export const MAX_VARINT64_LENGTH = 8;
+
+/**
+ * Reads a varint64 at `buf[pos[0]]`, advancing `pos[0]`. Returns -1, leaving `pos[0]` as it was, if the varint runs
+ * past `limit`, is longer than {@link MAX_VARINT64_LENGTH} bytes, or exceeds 2^53 - 1; callers turn that into a
+ * CorruptionError with the file and offset they know.
+ */
+export function getVarint64(buf: Uint8Array, pos: Cursor, limit: number): number {
+  let at = pos[0]!;
+  let result = 0;
+  let mul = 1;
+  for (let i = 0; i < MAX_VARINT64_LENGTH && at < limit; i++) {
+    const b = buf[at++]!;
+    result += (b & 0x7f) * mul;
+    if (b < 0x80) {
+      if (result > Number.MAX_SAFE_INTEGER) return -1;
+      pos[0] = at;
+      return result;
+    }
+    mul *= 0x80;
+  }
+  return -1;
+}
+
+/** Reads a little-endian uint32 at `buf[at..at+4)`. */
+export function readU32LE(buf: Uint8Array, at: number): number {
+  return (buf[at]! | (buf[at + 1]! << 8) | (buf[at + 2]! << 16) | (buf[at + 3]! << 24)) >>> 0;
+}
+
+/** Writes `v` (a uint32) little-endian at `buf[at..at+4)`. */
+export function writeU32LE(buf: Uint8Array, at: number, v: number): void {
+  buf[at] = v;
+  buf[at + 1] = v >>> 8;
+  buf[at + 2] = v >>> 16;
+  buf[at + 3] = v >>> 24;
+}
+
+/** Reads a little-endian uint64 at `buf[at..at+8)` as a number; exact below 2^53, which is all the engine writes. */
+export function readU64LE(buf: Uint8Array, at: number): number {
+  return readU32LE(buf, at) + readU32LE(buf, at + 4) * 0x1_0000_0000;
+}
+
+/** Writes `v` (0 <= v < 2^53) little-endian as a uint64 at `buf[at..at+8)`. */
+export function writeU64LE(buf: Uint8Array, at: number, v: number): void {
+  writeU32LE(buf, at, v >>> 0);
+  writeU32LE(buf, at + 4, Math.floor(v / 0x1_0000_0000));
+}
+
+/**
+ * Copies `src[from..from+n)` to `dst[at..)` without making a view: a byte loop up to 256 bytes (keys and small
+ * values; cheaper than the subarray `set` needs), `set` beyond (where the copy outweighs the view).
+ */
+export function copyBytes(src: Uint8Array, from: number, n: number, dst: Uint8Array, at: number): void {
+  if (n <= 256) for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
+  else dst.set(from === 0 && n === src.length ? src : src.subarray(from, from + n), at);
 }

@@ -1,30 +1,55 @@
 /**
- * Every error the engine throws carries a stable `code` from this table. Callers branch on `code`, never on the
- * message. `CorruptionError` is its own class so that "the data on disk is bad" can never be mistaken for a bug or
- * for bad input.
+ * The one table of the engine's error codes. Every error the engine throws is an `EngineError` whose `code` is a key
+ * of this table; callers branch on `code`, never on the message, and the code strings are public: never rename one.
+ * `message` is what an error says when its thrower has nothing more precise; throwers name the file, offset, key or
+ * option at fault. `CorruptionError` is its own class, so that "the data on disk is bad" can never be mistaken for a
+ * bug or for bad input.
  */
-export const ErrorCodes = {
-  /** A checksum, magic number, length or structure on disk does not hold. Names the file and byte offset. */
-  CORRUPTION: 'HEAPLESS_ERR_CORRUPTION',
+export const ENGINE_ERRORS = {
+  /**
+   * A checksum, magic number, length or structure on disk does not hold, or the manifest does not match the files
+   * present. Always a `CorruptionError`, which names the file and byte offset. Nothing wrong was returned and no file
+   * was changed on the way.
+   */
+  HEAPLESS_ERR_CORRUPTION: { message: 'stored data is corrupt' },
   /** Another `Engine.open` (in this or another process) holds the directory's LOCK file. */
-  LOCKED: 'HEAPLESS_ERR_LOCKED',
-  /** The engine was closed, or is closing, when the call was made. */
-  CLOSED: 'HEAPLESS_ERR_CLOSED',
+  HEAPLESS_ERR_LOCKED: { message: 'the database directory is locked by another open' },
+  /** The engine, an iterator, a table or a builder was closed, or is closing, when the call was made. */
+  HEAPLESS_ERR_CLOSED: { message: 'closed' },
   /** An argument has the wrong type or is out of range (key too large, bad option, released snapshot...). */
-  INVALID_ARGUMENT: 'HEAPLESS_ERR_INVALID_ARGUMENT',
+  HEAPLESS_ERR_INVALID_ARGUMENT: { message: 'invalid argument' },
   /** The directory holds no database and `createIfMissing` is false, or holds one and `errorIfExists` is true. */
-  NOT_FOUND: 'HEAPLESS_ERR_NOT_FOUND',
-  /** An operating-system I/O call failed (disk full, permission...). The cause is attached. */
-  IO: 'HEAPLESS_ERR_IO',
-} as const;
+  HEAPLESS_ERR_NOT_FOUND: { message: 'no database where one is required, or one where none may be' },
+  /**
+   * An operating-system I/O call failed (disk full, permission, a removed directory); the cause is attached. After a
+   * failed background write the engine refuses writes.
+   */
+  HEAPLESS_ERR_IO: { message: 'an I/O call failed' },
+} as const satisfies Record<`HEAPLESS_ERR_${string}`, { message: string }>;
 
-export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+/** A stable engine error code, e.g. `'HEAPLESS_ERR_CORRUPTION'`. */
+export type ErrorCode = keyof typeof ENGINE_ERRORS;
 
-/** Base class of every engine error. */
+type ShortName<C extends ErrorCode> = C extends `HEAPLESS_ERR_${infer S}` ? S : never;
+
+/**
+ * The codes by short name (`ErrorCodes.CORRUPTION === 'HEAPLESS_ERR_CORRUPTION'`), for callers that compare `code`.
+ * Derived from {@link ENGINE_ERRORS}, so the two cannot disagree.
+ */
+export const ErrorCodes = Object.freeze(
+  Object.fromEntries(Object.keys(ENGINE_ERRORS).map((code) => [code.slice('HEAPLESS_ERR_'.length), code])),
+) as { readonly [C in ErrorCode as ShortName<C>]: C };
+
+/** Whether `code` is one of the engine's codes (for errors that crossed a thread as plain data). */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ENGINE_ERRORS, code);
+}
+
+/** Base class of every engine error. `message` defaults to the table's. */
 export class EngineError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown }) {
+    super(message ?? ENGINE_ERRORS[code].message, options);
     this.code = code;
     this.name = 'EngineError';
   }
@@ -42,6 +67,18 @@ export class CorruptionError extends EngineError {
   }
 }
 
+/** HEAPLESS_ERR_INVALID_ARGUMENT with `message`, which names the argument and what is wrong with it. */
 export function invalidArgument(message: string): EngineError {
   return new EngineError(ErrorCodes.INVALID_ARGUMENT, message);
+}
+
+/** HEAPLESS_ERR_CLOSED: "`what` is `state`" (`engine /data is closed`, `table builder for x.sst is finished`). */
+export function closedError(what: string, state = 'closed'): EngineError {
+  return new EngineError(ErrorCodes.CLOSED, `${what} is ${state}`);
+}
+
+/** HEAPLESS_ERR_IO for a failed system call: "`what` `path` failed: `cause`'s message", with `cause` attached. */
+export function ioError(what: string, path: string, cause: unknown): EngineError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new EngineError(ErrorCodes.IO, `${what} ${path} failed: ${reason}`, { cause });
 }

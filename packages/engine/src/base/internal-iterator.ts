@@ -20,6 +20,13 @@ export interface InternalIterator {
   key(): Uint8Array;
   /** The current value. Requires `valid()`. */
   value(): Uint8Array;
+  /** Bytes of the current value. Requires `valid()`. */
+  valueLength(): number;
+  /**
+   * Copies the current value into `target` at `at` (the caller made room for `valueLength()` bytes). Requires
+   * `valid()`. Unlike `value()`, makes no view: bulk reads copy values through it without allocating.
+   */
+  copyValueInto(target: Uint8Array, at: number): void;
   /** Releases what the cursor holds. Idempotent. */
   close(): void;
 }

@@ -6,15 +6,15 @@
  * workers whenever it happens to be called. This entry starts loading the ES job module (compaction-worker.ts) with
  * import(), through the asynchronous loader, which a terminated thread simply abandons, and hands each job to it.
  */
-import type { JobResult, JobTask } from './compaction-job.js';
-import type { JobError } from './compaction-worker.js';
+import type { JobTask } from './compaction-job.js';
+import type { JobOutcome } from './compaction-worker.js';
 
-type Work = (task: JobTask) => JobResult | JobError;
+type Work = (task: JobTask) => JobOutcome;
 
 // Started at load so that the module is ready by the first job; a failure to load rejects every job.
 const loading: Promise<Work> = import('./compaction-worker.js').then((m) => m.default);
 loading.catch(() => {});
 
-export = async function work(task: JobTask): Promise<JobResult | JobError> {
+export = async function work(task: JobTask): Promise<JobOutcome> {
   return (await loading)(task);
 };

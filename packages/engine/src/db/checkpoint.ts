@@ -6,7 +6,7 @@
  * or compaction can change the set of files meanwhile.
  */
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync } from 'node:fs';
-import { EngineError, ErrorCodes, invalidArgument } from '../base/errors.js';
+import { EngineError, invalidArgument, ioError } from '../base/errors.js';
 import { logFileName, manifestFileName, tableFileName } from '../base/filenames.js';
 import { RecordWriter } from '../record/record-writer.js';
 import type { VersionEdit } from '../version/version-edit.js';
@@ -49,6 +49,6 @@ export function createCheckpoint(from: string, to: string, edit: VersionEdit, lo
     syncDirectory(to);
   } catch (err) {
     if (err instanceof EngineError) throw err;
-    throw new EngineError(ErrorCodes.IO, `checkpoint to ${to} failed: ${(err as Error).message}`, { cause: err });
+    throw ioError('checkpoint to', to, err);
   }
 }

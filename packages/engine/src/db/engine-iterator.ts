@@ -7,8 +7,9 @@
  * engine's close). Keys and values handed out are copies the caller owns.
  */
 
-import { EngineError, ErrorCodes, invalidArgument } from '../base/errors.js';
-import { DbIterator } from '../iterator/db-iterator.js';
+import { writeU32LE } from '../base/coding.js';
+import { closedError, invalidArgument } from '../base/errors.js';
+import type { DbIterator } from '../iterator/db-iterator.js';
 import type { Snapshot } from './snapshot.js';
 import type { Bytes } from './write-batch.js';
 
@@ -51,13 +52,6 @@ function toBytes(b: Bytes, what: string): Uint8Array {
   if (typeof b === 'string') return Buffer.from(b, 'utf8');
   if (b instanceof Uint8Array) return b;
   throw invalidArgument(`${what} must be a Uint8Array or a string`);
-}
-
-function writeU32LE(b: Uint8Array, at: number, v: number): void {
-  b[at] = v;
-  b[at + 1] = v >>> 8;
-  b[at + 2] = v >>> 16;
-  b[at + 3] = v >>> 24;
 }
 
 function compare(a: Uint8Array, b: Uint8Array): number {
@@ -118,7 +112,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
       if (from === undefined) db.seekToFirst();
       else {
         db.seek(from);
-        if (exclusive && db.valid() && compare(db.key(), from) === 0) db.next();
+        if (exclusive && db.valid() && db.compareKey(from) === 0) db.next();
       }
     } else {
       let from = this.upper;
@@ -130,7 +124,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
       if (from === undefined) db.seekToLast();
       else {
         db.seekForPrev(from);
-        if (exclusive && db.valid() && compare(db.key(), from) === 0) db.prev();
+        if (exclusive && db.valid() && db.compareKey(from) === 0) db.prev();
       }
     }
   }
@@ -149,16 +143,16 @@ export class EngineIterator implements AsyncIterable<Entry> {
   private beyond(): boolean {
     if (!this.reverse) {
       if (this.upper === undefined) return false;
-      const c = compare(this.db.key(), this.upper);
+      const c = this.db.compareKey(this.upper);
       return this.upperExclusive ? c >= 0 : c > 0;
     }
     if (this.lower === undefined) return false;
-    const c = compare(this.db.key(), this.lower);
+    const c = this.db.compareKey(this.lower);
     return this.lowerExclusive ? c <= 0 : c < 0;
   }
 
   private check(): void {
-    if (this.closed) throw new EngineError(ErrorCodes.CLOSED, 'iterator is closed');
+    if (this.closed) throw closedError('iterator');
   }
 
   /**
@@ -171,7 +165,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
     this.advance();
     if (!db.valid() || this.count >= this.limit || this.beyond()) return undefined;
     this.count++;
-    return [this.keys ? db.keyCopy() : EMPTY, this.values ? db.value().slice() : EMPTY];
+    return [this.keys ? db.keyCopy() : EMPTY, this.values ? db.valueCopy() : EMPTY];
   }
 
   /** Up to `n` next entries (an empty array at the end), read synchronously. Throws as `nextSync`. */
@@ -187,7 +181,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
       if (!db.valid() || this.count >= this.limit || this.beyond()) break;
       this.count++;
       const key = keys || !reverse ? db.keyCopy() : EMPTY;
-      out.push([keys ? key : EMPTY, values ? db.value().slice() : EMPTY]);
+      out.push([keys ? key : EMPTY, values ? db.valueCopy() : EMPTY]);
       if (out.length === n) break;
       if (reverse) db.prev();
       else db.nextAfter(key); // the copy just made doubles as the key to skip: no second copy
@@ -196,7 +190,8 @@ export class EngineIterator implements AsyncIterable<Entry> {
   }
 
   /**
-   * Bulk read into the caller's buffer: copies as many next entries as fit into `target[offset..)`, each laid out as
+   * Bulk read into the caller's buffer: copies as many next entries as fit into `target[offset..)`, at most
+   * `maxEntries` of them, each laid out as
    *
    *   keyLength u32 LE | valueLength u32 LE | key | value        (ENTRY_HEADER_SIZE + keyLength + valueLength bytes)
    *
@@ -205,29 +200,33 @@ export class EngineIterator implements AsyncIterable<Entry> {
    * fits, returns `-n`, where `n` is the bytes that entry needs: nothing is consumed; call again with more room.
    * An entry that does not fit after others were written stays next, for the following call.
    *
-   * Synchronous; allocates no per-entry copies or arrays: bytes go from the table blocks and memtables straight into
-   * `target`, which the caller owns and may reuse as soon as the call returns. Mixes freely with `next`/`nextv`/
-   * `seek`. Throws EngineError CLOSED after close, INVALID_ARGUMENT for a bad target or offset, CorruptionError.
+   * Synchronous; allocates nothing per entry, neither copies nor views: bytes go from the table blocks and memtables
+   * straight into `target`, which the caller owns and may reuse as soon as the call returns. Mixes freely with
+   * `next`/`nextv`/`seek`. Throws EngineError CLOSED after close, INVALID_ARGUMENT for a bad target, offset or
+   * `maxEntries` (an integer >= 1, or Infinity, the default), CorruptionError.
    */
-  nextvInto(target: Uint8Array, offset = 0): number {
+  nextvInto(target: Uint8Array, offset = 0, maxEntries = Number.POSITIVE_INFINITY): number {
     this.check();
     if (!(target instanceof Uint8Array)) throw invalidArgument('nextvInto takes a Uint8Array');
     if (!Number.isInteger(offset) || offset < 0 || offset > target.length) {
       throw invalidArgument(`offset ${offset} is outside the ${target.length}-byte target`);
+    }
+    if (!(maxEntries >= 1) || (maxEntries !== Number.POSITIVE_INFINITY && !Number.isInteger(maxEntries))) {
+      throw invalidArgument(`maxEntries must be an integer >= 1 or Infinity, got ${String(maxEntries)}`);
     }
     const db = this.db;
     const keys = this.keys;
     const values = this.values;
     const reverse = this.reverse;
     const end = target.length;
+    const stop = Math.min(this.limit, this.count + maxEntries);
     let at = offset;
     this.advance();
     // The cursor always rests on an entry not yet handed out (or past the end): the next call must not step off it.
     this.pending = true;
-    while (db.valid() && this.count < this.limit && !this.beyond()) {
+    while (db.valid() && this.count < stop && !this.beyond()) {
       const kl = keys ? db.keyLength() : 0;
-      const value = values ? db.value() : EMPTY;
-      const vl = value.length;
+      const vl = values ? db.valueLength() : 0;
       const need = ENTRY_HEADER_SIZE + kl + vl;
       if (need > end - at) return at === offset ? -need : at;
       writeU32LE(target, at, kl);
@@ -235,7 +234,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
       at += ENTRY_HEADER_SIZE;
       if (kl > 0) db.copyKeyInto(target, at);
       at += kl;
-      if (vl > 0) DbIterator.copyValueInto(value, target, at);
+      if (vl > 0) db.copyValueInto(target, at);
       at += vl;
       this.count++;
       if (reverse) db.prev();

@@ -12,7 +12,7 @@
  */
 import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EngineError, ErrorCodes } from '../base/errors.js';
+import { EngineError, ErrorCodes, ioError } from '../base/errors.js';
 import { LOCK_FILE } from '../base/filenames.js';
 
 function alive(pid: number): boolean {
@@ -22,10 +22,6 @@ function alive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-function ioError(what: string, path: string, err: unknown): EngineError {
-  return new EngineError(ErrorCodes.IO, `${what} ${path} failed: ${(err as Error).message}`, { cause: err });
 }
 
 export class LockFile {

@@ -7,8 +7,9 @@
  * A DbIterator moves in the direction it was positioned in (seekToFirst/seek forward, seekToLast/seekForPrev reverse).
  */
 
+import { copyBytes } from '../base/coding.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
-import { TRAILER_SIZE, ValueKind, writeTrailer } from '../base/internal-key.js';
+import { compareBytesAt, TRAILER_SIZE, ValueKind, writeTrailer } from '../base/internal-key.js';
 
 function seqOf(ikey: Uint8Array): number {
   const at = ikey.length - TRAILER_SIZE;
@@ -75,12 +76,32 @@ export class DbIterator {
   /** Copies the current user key into `target` at `at` (the caller checked the room). No allocation. */
   copyKeyInto(target: Uint8Array, at: number): void {
     const k = this.reverse ? this.saved : this.iter.key();
-    copyBytes(k, this.reverse ? this.savedLength : k.length - TRAILER_SIZE, target, at);
+    copyBytes(k, 0, this.reverse ? this.savedLength : k.length - TRAILER_SIZE, target, at);
   }
 
-  /** Copies `value` (from `value()`) into `target` at `at`. */
-  static copyValueInto(value: Uint8Array, target: Uint8Array, at: number): void {
-    copyBytes(value, value.length, target, at);
+  /** Compares the current user key with `other` bytewise, in place. */
+  compareKey(other: Uint8Array): number {
+    if (this.reverse) return compareBytesAt(this.saved, 0, this.savedLength, other, 0, other.length);
+    const k = this.iter.key();
+    return compareBytesAt(k, 0, k.length - TRAILER_SIZE, other, 0, other.length);
+  }
+
+  /** Length of the current value. */
+  valueLength(): number {
+    return this.reverse ? this.savedValueLength : this.iter.valueLength();
+  }
+
+  /** Copies the current value into `target` at `at` (the caller checked the room). No allocation. */
+  copyValueInto(target: Uint8Array, at: number): void {
+    if (this.reverse) copyBytes(this.savedValue, 0, this.savedValueLength, target, at);
+    else this.iter.copyValueInto(target, at);
+  }
+
+  /** A copy of the current value, the caller's to keep (made without a view of the source). */
+  valueCopy(): Uint8Array {
+    const out = new Uint8Array(this.valueLength());
+    this.copyValueInto(out, 0);
+    return out;
   }
 
   /** The current value: a view valid until the cursor moves. */
@@ -143,14 +164,14 @@ export class DbIterator {
   private makeSeekKey(userKey: Uint8Array, seq: number, kind: ValueKind): Uint8Array {
     const n = userKey.length + TRAILER_SIZE;
     if (this.seekKey.length < n) this.seekKey = new Uint8Array(n * 2);
-    this.seekKey.set(userKey, 0);
+    copyBytes(userKey, 0, userKey.length, this.seekKey, 0);
     writeTrailer(this.seekKey, userKey.length, seq, kind);
     return this.seekKey.subarray(0, n);
   }
 
   private save(ikey: Uint8Array, length: number): void {
     if (this.saved.length < length) this.saved = new Uint8Array(length * 2);
-    this.saved.set(ikey.subarray(0, length), 0);
+    copyBytes(ikey, 0, length, this.saved, 0);
     this.savedLength = length;
     this.skip = this.saved;
     this.skipLength = length;
@@ -191,10 +212,10 @@ export class DbIterator {
           this.savedValueLength = 0;
         } else {
           this.save(k, k.length - TRAILER_SIZE);
-          const v = iter.value();
-          if (this.savedValue.length < v.length) this.savedValue = new Uint8Array(v.length * 2);
-          this.savedValue.set(v, 0);
-          this.savedValueLength = v.length;
+          const vl = iter.valueLength();
+          if (this.savedValue.length < vl) this.savedValue = new Uint8Array(vl * 2);
+          iter.copyValueInto(this.savedValue, 0);
+          this.savedValueLength = vl;
         }
       }
       iter.prev();
@@ -206,10 +227,4 @@ export class DbIterator {
     this.isValid = false;
     this.iter.close();
   }
-}
-
-/** Copies `src[0..n)` to `dst[at..)`: a byte loop for short runs (cheaper than a subarray for set()). */
-function copyBytes(src: Uint8Array, n: number, dst: Uint8Array, at: number): void {
-  if (n <= 32) for (let i = 0; i < n; i++) dst[at + i] = src[i]!;
-  else dst.set(n === src.length ? src : src.subarray(0, n), at);
 }

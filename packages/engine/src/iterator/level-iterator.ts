@@ -95,6 +95,14 @@ export class LevelIterator implements InternalIterator {
     return this.iter!.value();
   }
 
+  valueLength(): number {
+    return this.iter!.valueLength();
+  }
+
+  copyValueInto(target: Uint8Array, at: number): void {
+    this.iter!.copyValueInto(target, at);
+  }
+
   close(): void {
     this.open(-1);
   }

@@ -38,6 +38,12 @@ class ArrayIterator implements InternalIterator {
   value() {
     return this.keys[this.pos]!.subarray(0, 1);
   }
+  valueLength() {
+    return 1;
+  }
+  copyValueInto(target: Uint8Array, at: number) {
+    target[at] = this.keys[this.pos]![0]!;
+  }
   close() {
     this.closes++;
   }

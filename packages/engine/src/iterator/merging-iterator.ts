@@ -100,6 +100,14 @@ export class MergingIterator implements InternalIterator {
     return this.children[this.heap[0]!]!.value();
   }
 
+  valueLength(): number {
+    return this.children[this.heap[0]!]!.valueLength();
+  }
+
+  copyValueInto(target: Uint8Array, at: number): void {
+    this.children[this.heap[0]!]!.copyValueInto(target, at);
+  }
+
   /** Closes every child. Idempotent. */
   close(): void {
     if (this.closed) return;

@@ -13,9 +13,9 @@
  * Writers are single-threaded (the engine's event loop) and a shared copy is never written, so no Atomics are needed.
  */
 
-import type { InternalIterator } from '../base/internal-iterator.js';
 import { TRAILER_SIZE, ValueKind } from '../base/internal-key.js';
 import { bloomHash } from '../table/bloom.js';
+import { MemtableIterator } from './memtable-iterator.js';
 
 const MAX_HEIGHT = 12;
 const NODE_FIXED = 6;
@@ -519,42 +519,4 @@ export class Memtable {
 
 function readU32BE(b: Uint8Array, at: number): number {
   return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
-}
-
-/** A positioned cursor over a memtable (see InternalIterator). Keys and values are views into the arena. */
-export class MemtableIterator implements InternalIterator {
-  private node = 0;
-  private open = true;
-  constructor(private readonly mem: Memtable) {}
-  valid(): boolean {
-    return this.node !== 0;
-  }
-  seekToFirst(): void {
-    this.node = this.mem.nodeAfter(0);
-  }
-  seekToLast(): void {
-    this.node = this.mem.lastNode();
-  }
-  seek(target: Uint8Array): void {
-    this.node = this.mem.nodeAtOrAfter(target);
-  }
-  next(): void {
-    this.node = this.mem.nodeAfter(this.node);
-  }
-  prev(): void {
-    this.node = this.mem.nodeBefore(this.mem.keyOf(this.node));
-  }
-  key(): Uint8Array {
-    return this.mem.keyOf(this.node);
-  }
-  value(): Uint8Array {
-    return this.mem.valueOf(this.node);
-  }
-  close(): void {
-    this.node = 0;
-    if (this.open) {
-      this.open = false;
-      this.mem.releaseReader();
-    }
-  }
 }

@@ -11,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { crc32c, unmaskCrc } from '../base/crc32c.js';
-import { CorruptionError, EngineError, ErrorCodes } from '../base/errors.js';
+import { CorruptionError, ioError } from '../base/errors.js';
 import { BLOCK_SIZE, HEADER_SIZE, RecordType } from './record-format.js';
 
 /**
@@ -40,7 +40,7 @@ export class RecordReader {
     try {
       this.data = readFileSync(path);
     } catch (err) {
-      throw new EngineError(ErrorCodes.IO, `reading ${path} failed: ${(err as Error).message}`, { cause: err });
+      throw ioError('reading', path, err);
     }
   }
 

@@ -7,12 +7,8 @@
  */
 import { closeSync, fdatasync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import { crc32c, maskCrc } from '../base/crc32c.js';
-import { EngineError, ErrorCodes } from '../base/errors.js';
+import { ioError } from '../base/errors.js';
 import { BLOCK_SIZE, HEADER_SIZE, RecordType } from './record-format.js';
-
-function ioError(what: string, file: string, cause: unknown): EngineError {
-  return new EngineError(ErrorCodes.IO, `${what} ${file} failed: ${(cause as Error).message}`, { cause });
-}
 
 export class RecordWriter {
   readonly path: string;

@@ -1,4 +1,4 @@
-import { putVarint32, varint32Length } from '../base/coding.js';
+import { putVarint32, varint32Length, writeU32LE } from '../base/coding.js';
 import { invalidArgument } from '../base/errors.js';
 
 /**
@@ -180,12 +180,4 @@ export class BlockBuilder {
     grown.set(this.buf.subarray(0, this.pos));
     this.buf = grown;
   }
-}
-
-/** Writes `v` (uint32) little-endian at `buf[at..at+4)`. */
-export function writeU32LE(buf: Uint8Array, at: number, v: number): void {
-  buf[at] = v;
-  buf[at + 1] = v >>> 8;
-  buf[at + 2] = v >>> 16;
-  buf[at + 3] = v >>> 24;
 }

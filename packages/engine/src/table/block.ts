@@ -1,3 +1,4 @@
+import { copyBytes, readU32LE } from '../base/coding.js';
 import { CorruptionError } from '../base/errors.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
 import { TRAILER_SIZE } from '../base/internal-key.js';
@@ -334,6 +335,10 @@ export class BlockIterator implements InternalIterator {
     return this.valueLen;
   }
 
+  copyValueInto(target: Uint8Array, at: number): void {
+    copyBytes(this.data, this.valueOffset, this.valueLen, target, at);
+  }
+
   currentBlock(): Block {
     return this.block;
   }
@@ -436,9 +441,4 @@ export class BlockIterator implements InternalIterator {
     this.current = this.restartsOffset;
     throw new CorruptionError(this.block.file, this.block.fileOffset + at, what);
   }
-}
-
-/** Reads a little-endian uint32 at `buf[at..at+4)`. */
-export function readU32LE(buf: Uint8Array, at: number): number {
-  return (buf[at]! | (buf[at + 1]! << 8) | (buf[at + 2]! << 16) | (buf[at + 3]! << 24)) >>> 0;
 }

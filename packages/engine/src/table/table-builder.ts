@@ -1,7 +1,6 @@
 import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
-import { crc32c, maskCrc } from '../base/crc32c.js';
-import { EngineError, ErrorCodes, invalidArgument } from '../base/errors.js';
+import { closedError, EngineError, invalidArgument, ioError } from '../base/errors.js';
 import {
   compareInternalAt,
   MAX_SEQUENCE,
@@ -10,52 +9,31 @@ import {
   ValueKind,
   writeTrailer,
 } from '../base/internal-key.js';
-import { BlockBuilder, writeU32LE } from './block-builder.js';
+import { BlockBuilder } from './block-builder.js';
 import { BloomFilterBuilder } from './bloom.js';
+import {
+  BLOCK_TRAILER_SIZE,
+  BlockHandle,
+  type CompressionName,
+  CompressionType,
+  encodeBlockHandle,
+  encodeFooter,
+  FILTER_META_KEY,
+  MAX_BLOCK_HANDLE_LENGTH,
+  MAX_TABLE_SIZE,
+  PROPERTIES_META_KEY,
+  writeBlockTrailer,
+} from './table-format.js';
+import { encodeProperties } from './table-properties.js';
 
 /**
- * Writes one SSTable. Layout (FORMAT.md, "SSTable"):
- *
- *   table := dataBlock* | filterBlock? | propertiesBlock | metaindexBlock | indexBlock | footer
- *   every block is followed by its 5-byte trailer: compression type (uint8) | masked CRC32C (uint32le) of the
- *   block's stored bytes ++ the type byte.
+ * Writes one SSTable (FORMAT.md "SSTable"; the fixed layouts, handles, trailers and footer, are in table-format.ts):
+ * data blocks, then the filter, properties, metaindex and index blocks, then the footer.
  *
  * The index block holds, for each data block, a separator key (>= every key of that block, < every key of the next)
  * mapped to the block's handle. The metaindex maps the names below to the filter and properties handles. The footer
  * has a fixed size so a reader finds it by seeking to the end of the file.
  */
-
-/** Bytes after every block: compression type (1) + masked CRC32C (4). */
-export const BLOCK_TRAILER_SIZE = 5;
-
-/**
- * Footer, 40 bytes at the end of the file (all little-endian):
- *
- *   metaindex offset: uint64 | metaindex size: uint32 | index offset: uint64 | index size: uint32 |
- *   format version: uint32 | masked CRC32C of the preceding 28 bytes: uint32 | magic: uint64
- */
-export const FOOTER_SIZE = 40;
-
-/** Magic number at the very end of every table: the bytes "heapless" read as a little-endian uint64. */
-export const TABLE_MAGIC = new Uint8Array([0x68, 0x65, 0x61, 0x70, 0x6c, 0x65, 0x73, 0x73]);
-
-/** Table format version written in the footer; readers reject versions they do not know. */
-export const TABLE_FORMAT_VERSION = 1;
-
-/** Compression type byte of a block trailer. On disk: never renumber. */
-export const CompressionType = {
-  None: 0,
-  /** Raw deflate (RFC 1951, no zlib header) via node:zlib. */
-  Deflate: 1,
-} as const;
-
-/** Names a table builder option accepts for `compression`. */
-export type CompressionName = 'none' | 'deflate';
-
-/** Metaindex key of the bloom filter block. */
-export const FILTER_META_KEY = 'filter.bloom';
-/** Metaindex key of the properties block. */
-export const PROPERTIES_META_KEY = 'properties';
 
 /** Options of {@link TableBuilder}. */
 export interface TableBuilderOptions {
@@ -82,8 +60,6 @@ export interface TableMeta {
 
 // Output is gathered in one reused buffer and written in large chunks.
 const OUTPUT_BUFFER_SIZE = 256 * 1024;
-// Tables stay below 4 GiB so that block offsets fit the block cache key and 32-bit sizes.
-const MAX_TABLE_SIZE = 2 ** 32 - 1;
 
 /**
  * Builds an SSTable file from entries added in internal-key order. Synchronous I/O: it is meant for flushes and
@@ -110,7 +86,7 @@ export class TableBuilder {
   private pendingIndexEntry = false;
   private pendingOffset = 0;
   private pendingSize = 0;
-  private readonly handleScratch = new Uint8Array(20);
+  private readonly handleScratch = new Uint8Array(MAX_BLOCK_HANDLE_LENGTH);
   private readonly trailerScratch = new Uint8Array(BLOCK_TRAILER_SIZE);
   private separatorScratch: Uint8Array = new Uint8Array(64);
   private state: 'open' | 'finished' | 'abandoned' = 'open';
@@ -156,7 +132,7 @@ export class TableBuilder {
     try {
       this.fd = openSync(path, 'w');
     } catch (cause) {
-      throw new EngineError(ErrorCodes.IO, `cannot create table ${path}`, { cause });
+      throw ioError('creating table', path, cause);
     }
   }
 
@@ -254,46 +230,37 @@ export class TableBuilder {
 
       const largest = this.lastKey.slice(0, this.lastKeyLen);
       const indexContents = this.indexBlock.finish();
-      const props = new BlockBuilder(1, 1024);
-      const num = (name: string, v: number) => props.add(utf8(name), encodeVarint(v));
-      // Property names in bytewise order (a block's keys are kept sorted even where nothing seeks them).
-      num('bloom.bits.per.key', this.bloomBitsPerKey);
-      props.add(utf8('compression'), utf8(this.compression === CompressionType.Deflate ? 'deflate' : 'none'));
-      num('creation.time', Date.now());
-      num('data.blocks', this.dataBlocks);
-      num('data.size', filterOffset >= 0 ? filterOffset : this.offset);
-      num('deletions', this.deletions);
-      num('entries', this.entryCount);
-      num('filter.size', filterSize);
-      num('index.size', indexContents.length);
-      props.add(utf8('largest'), largest);
-      num('max.sequence', this.entryCount > 0 ? this.maxSequence : 0);
-      num('min.sequence', this.entryCount > 0 ? this.minSequence : 0);
-      num('raw.key.size', this.rawKeySize);
-      num('raw.value.size', this.rawValueSize);
-      num('restart.interval', this.restartInterval);
-      props.add(utf8('smallest'), this.smallest);
       const propsOffset = this.offset;
-      const propsContents = props.finish();
-      const propsSize = this.writeBlock(propsContents, false);
+      const propsSize = this.writeBlock(
+        encodeProperties({
+          entries: this.entryCount,
+          deletions: this.deletions,
+          dataBlocks: this.dataBlocks,
+          dataSize: filterOffset >= 0 ? filterOffset : this.offset,
+          indexSize: indexContents.length,
+          filterSize,
+          rawKeySize: this.rawKeySize,
+          rawValueSize: this.rawValueSize,
+          smallest: this.smallest,
+          largest,
+          minSequence: this.entryCount > 0 ? this.minSequence : 0,
+          maxSequence: this.entryCount > 0 ? this.maxSequence : 0,
+          bloomBitsPerKey: this.bloomBitsPerKey,
+          restartInterval: this.restartInterval,
+          compression: this.compression === CompressionType.Deflate ? 'deflate' : 'none',
+          creationTime: Date.now(),
+        }),
+        false,
+      );
 
       const meta = new BlockBuilder(1, 256);
       if (filterOffset >= 0) meta.add(utf8(FILTER_META_KEY), encodeHandle(filterOffset, filterSize));
       meta.add(utf8(PROPERTIES_META_KEY), encodeHandle(propsOffset, propsSize));
-      const metaOffset = this.offset;
-      const metaSize = this.writeBlock(meta.finish(), false);
-
-      const indexOffset = this.offset;
-      const indexSize = this.writeBlock(indexContents, false);
-
-      const footer = new Uint8Array(FOOTER_SIZE);
-      writeU64LE(footer, 0, metaOffset);
-      writeU32LE(footer, 8, metaSize);
-      writeU64LE(footer, 12, indexOffset);
-      writeU32LE(footer, 20, indexSize);
-      writeU32LE(footer, 24, TABLE_FORMAT_VERSION);
-      writeU32LE(footer, 28, maskCrc(crc32c(footer.subarray(0, 28))));
-      footer.set(TABLE_MAGIC, 32);
+      const metaindex = new BlockHandle(this.offset, 0);
+      metaindex.size = this.writeBlock(meta.finish(), false);
+      const index = new BlockHandle(this.offset, 0);
+      index.size = this.writeBlock(indexContents, false);
+      const footer = encodeFooter({ metaindex, index });
       this.write(footer);
       this.flushOutput();
       fsyncSync(this.fd);
@@ -301,7 +268,7 @@ export class TableBuilder {
       return { fileSize: this.offset, entries: this.entryCount, smallest: this.smallest, largest };
     } catch (cause) {
       if (cause instanceof EngineError) throw cause;
-      throw new EngineError(ErrorCodes.IO, `cannot write table ${this.path}`, { cause });
+      throw ioError('writing table', this.path, cause);
     } finally {
       this.state = 'finished';
       this.closeFd();
@@ -321,8 +288,7 @@ export class TableBuilder {
   }
 
   private checkOpen(): void {
-    if (this.state !== 'open')
-      throw new EngineError(ErrorCodes.CLOSED, `table builder for ${this.path} is ${this.state}`);
+    if (this.state !== 'open') throw closedError(`table builder for ${this.path}`, this.state);
   }
 
   private closeFd(): void {
@@ -345,7 +311,7 @@ export class TableBuilder {
   }
 
   private addIndexEntry(separatorLen: number): void {
-    const n = encodeHandleInto(this.handleScratch, this.pendingOffset, this.pendingSize);
+    const n = encodeBlockHandle(this.handleScratch, 0, this.pendingOffset, this.pendingSize);
     const sep =
       separatorLen < 0 ? this.lastKey.subarray(0, this.lastKeyLen) : this.separatorScratch.subarray(0, separatorLen);
     this.indexBlock.add(sep, this.handleScratch.subarray(0, n));
@@ -388,7 +354,6 @@ export class TableBuilder {
 
   /**
    * Writes one block and its trailer; returns the stored size (without trailer), as recorded in its handle.
-   * Trailer: type (uint8) | maskCrc(crc32c(stored ++ type)) (uint32le).
    */
   private writeBlock(contents: Uint8Array, compressible: boolean): number {
     let stored = contents;
@@ -403,9 +368,7 @@ export class TableBuilder {
       }
     }
     const trailer = this.trailerScratch;
-    trailer[0] = type;
-    const crc = crc32c(trailer.subarray(0, 1), crc32c(stored));
-    writeU32LE(trailer, 1, maskCrc(crc));
+    writeBlockTrailer(trailer, stored, type);
     this.write(stored);
     this.write(trailer);
     return stored.length;
@@ -449,36 +412,7 @@ function utf8(s: string): Uint8Array {
   return Buffer.from(s, 'utf8');
 }
 
-/** Writes `v` (< 2^53) as a little-endian uint64 at `buf[at..at+8)`. */
-function writeU64LE(buf: Uint8Array, at: number, v: number): void {
-  writeU32LE(buf, at, v >>> 0);
-  writeU32LE(buf, at + 4, Math.floor(v / 0x1_0000_0000));
-}
-
-/** Writes `v` (0 <= v < 2^53) as a LEB128 varint at `out[at]`; returns the offset after it. */
-export function putVarint64(out: Uint8Array, at: number, v: number): number {
-  while (v >= 0x80) {
-    out[at++] = (v % 0x80) | 0x80;
-    v = Math.floor(v / 0x80);
-  }
-  out[at++] = v;
-  return at;
-}
-
-function encodeVarint(v: number): Uint8Array {
-  const b = new Uint8Array(10);
-  return b.subarray(0, putVarint64(b, 0, v));
-}
-
-/**
- * Block handle, the value of index and metaindex entries: offset varint64 | size varint64 (size without trailer).
- * Writes it at `out[0..)` and returns its length (at most 20 bytes).
- */
-export function encodeHandleInto(out: Uint8Array, offset: number, size: number): number {
-  return putVarint64(out, putVarint64(out, 0, offset), size);
-}
-
 function encodeHandle(offset: number, size: number): Uint8Array {
-  const b = new Uint8Array(20);
-  return b.subarray(0, encodeHandleInto(b, offset, size));
+  const b = new Uint8Array(MAX_BLOCK_HANDLE_LENGTH);
+  return b.subarray(0, encodeBlockHandle(b, 0, offset, size));
 }

@@ -1,4 +1,4 @@
-import { EngineError, ErrorCodes, invalidArgument } from '../base/errors.js';
+import { closedError, invalidArgument } from '../base/errors.js';
 import { tableFileName } from '../base/filenames.js';
 import type { BlockCache } from './block-cache.js';
 import { TableReader } from './table-reader.js';
@@ -47,7 +47,7 @@ export class TableCache {
    * after `close()`. The cache owns the reader: do not close it.
    */
   get(fileNumber: number): TableReader {
-    if (this.closed) throw new EngineError(ErrorCodes.CLOSED, `table cache of ${this.dir} is closed`);
+    if (this.closed) throw closedError(`table cache of ${this.dir}`);
     const readers = this.readers;
     let reader = readers.get(fileNumber);
     if (reader !== undefined) {

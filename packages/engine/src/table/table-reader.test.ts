@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CorruptionError, ErrorCodes } from '../base/errors.js';
 import { compareInternalKeys, makeInternalKey, sequenceOf, userKeyOf, ValueKind } from '../base/internal-key.js';
 import { BlockCache } from './block-cache.js';
-import { FOOTER_SIZE, TableBuilder, type TableBuilderOptions } from './table-builder.js';
+import { TableBuilder, type TableBuilderOptions } from './table-builder.js';
+import { FOOTER_SIZE } from './table-format.js';
 import { DELETED, TableReader } from './table-reader.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'heapless-table-'));
@@ -366,7 +367,7 @@ describe('table debug dump', () => {
     expect(lines[0]).toMatch(/3 entries \(1 deletions\) in 1 blocks/);
     // The only index entry is the short successor of "cat": "d" with the largest sequence.
     expect(lines[1]).toBe(`index 64@${2 ** 45 - 1} -> block @0+${r.properties.dataSize - 5}`);
-    expect(lines.slice(2)).toEqual(['  61@3 = 78', '  61@2 del = ', '  636174@1 = 797a']);
+    expect(lines.slice(2)).toEqual(['  61@3 = 78', '  61@2 del', '  636174@1 = 797a']);
     r.close();
   });
 });

@@ -1,7 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { inflateRawSync } from 'node:zlib';
-import { crc32c, unmaskCrc } from '../base/crc32c.js';
-import { CorruptionError, EngineError, ErrorCodes } from '../base/errors.js';
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import { CorruptionError, closedError, ioError } from '../base/errors.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
 import {
   compareBytesAt,
@@ -13,18 +11,21 @@ import {
   ValueKind,
   writeTrailer,
 } from '../base/internal-key.js';
-import { Block, BlockIterator, readU32LE } from './block.js';
+import { Block, BlockIterator } from './block.js';
 import type { BlockCache } from './block-cache.js';
+import { blockContentsAt, decodeBlock, readBlockContents, readExactly } from './block-io.js';
 import { BloomFilter, bloomHash } from './bloom.js';
 import {
   BLOCK_TRAILER_SIZE,
-  CompressionType,
+  BlockHandle,
+  decodeBlockHandle,
+  decodeFooter,
   FILTER_META_KEY,
   FOOTER_SIZE,
   PROPERTIES_META_KEY,
-  TABLE_FORMAT_VERSION,
-  TABLE_MAGIC,
-} from './table-builder.js';
+} from './table-format.js';
+import { TableIterator } from './table-iterator.js';
+import { decodeProperties, type TableProperties } from './table-properties.js';
 
 // Bytes read from the end of a table at open, in one read: the footer and, usually, the index, metaindex, filter and
 // properties blocks before it (about 2% of a table of 100-byte entries: 44 KiB of a 2 MiB table). When they turn out
@@ -66,30 +67,6 @@ export interface TableIteratorOptions {
   fillCache?: boolean;
 }
 
-/** What the table's properties block records. */
-export interface TableProperties {
-  entries: number;
-  deletions: number;
-  dataBlocks: number;
-  /** Bytes of the data blocks, with their trailers. */
-  dataSize: number;
-  indexSize: number;
-  filterSize: number;
-  /** Sum of the internal keys' and of the values' lengths, before prefix compression and block compression. */
-  rawKeySize: number;
-  rawValueSize: number;
-  /** Smallest and largest internal keys; empty in an empty table. */
-  smallest: Uint8Array;
-  largest: Uint8Array;
-  minSequence: number;
-  maxSequence: number;
-  bloomBitsPerKey: number;
-  restartInterval: number;
-  compression: string;
-  /** Milliseconds since the epoch when the table was written. */
-  creationTime: number;
-}
-
 /**
  * Reads one SSTable. `open` reads and checks the footer, index, metaindex, filter and properties (usually in one read
  * of the file's tail) and keeps them in memory; data blocks are read on demand through the shared BlockCache. All I/O
@@ -127,9 +104,9 @@ export class TableReader {
   private readonly getIndexIter: BlockIterator;
   private readonly getDataIter: BlockIterator;
   private seekKey: Uint8Array = new Uint8Array(64);
-  /** Handle decoded by decodeHandle(). */
-  private hOffset = 0;
-  private hSize = 0;
+  /** Handle decoded by decodeHandle(), and the cursor it decodes with. */
+  private readonly handle = new BlockHandle();
+  private readonly handlePos = new Int32Array(1);
   private pins = 0;
   private closing = false;
 
@@ -171,8 +148,8 @@ export class TableReader {
     let at = 0;
     for (it.seekToFirst(); it.valid(); it.next()) {
       this.decodeHandle(it);
-      this.blockOffsets[i] = this.hOffset;
-      this.blockSizes[i] = this.hSize;
+      this.blockOffsets[i] = this.handle.offset;
+      this.blockSizes[i] = this.handle.size;
       const kl = it.keyLength();
       const kb = it.keyBuffer();
       for (let j = 0; j < kl; j++) keys[at + j] = kb[j]!;
@@ -197,7 +174,7 @@ export class TableReader {
       if ((cause as NodeJS.ErrnoException).code === 'ENOENT') {
         throw new CorruptionError(path, 0, 'the table is missing: the manifest lists a file the directory lacks');
       }
-      throw new EngineError(ErrorCodes.IO, `cannot open table ${path}: ${(cause as Error).message}`, { cause });
+      throw ioError('opening table', path, cause);
     }
     try {
       const fileSize = fstatSync(fd).size;
@@ -209,22 +186,11 @@ export class TableReader {
       // usually brings them all in with it.
       const tailStart = fileSize - Math.min(fileSize, TAIL_READ_BYTES);
       const tail = readExactly(fd, path, tailStart, fileSize - tailStart);
-      const f = footerAt - tailStart;
-      for (let i = 0; i < 8; i++) {
-        if (tail[f + 32 + i] !== TABLE_MAGIC[i])
-          throw new CorruptionError(path, footerAt + 32, 'bad table magic number');
-      }
-      if (unmaskCrc(readU32LE(tail, f + 28)) !== crc32c(tail.subarray(f, f + 28))) {
-        throw new CorruptionError(path, footerAt, 'footer checksum mismatch');
-      }
-      const version = readU32LE(tail, f + 24);
-      if (version !== TABLE_FORMAT_VERSION) {
-        throw new CorruptionError(path, footerAt + 24, `unknown table format version ${version}`);
-      }
-      const metaOffset = readU32LE(tail, f) + readU32LE(tail, f + 4) * 0x1_0000_0000;
-      const metaSize = readU32LE(tail, f + 8);
-      const indexOffset = readU32LE(tail, f + 12) + readU32LE(tail, f + 16) * 0x1_0000_0000;
-      const indexSize = readU32LE(tail, f + 20);
+      const { metaindex, index: indexHandle } = decodeFooter(tail, footerAt - tailStart, path, footerAt);
+      const metaOffset = metaindex.offset;
+      const metaSize = metaindex.size;
+      const indexOffset = indexHandle.offset;
+      const indexSize = indexHandle.size;
 
       const meta = new Block(
         metaOffset >= tailStart
@@ -239,20 +205,19 @@ export class TableReader {
       let propsSize = 0;
       const it = new BlockIterator(meta);
       const pos = new Int32Array(1);
+      const handle = new BlockHandle();
       for (it.seekToFirst(); it.valid(); it.next()) {
         const name = Buffer.from(it.key()).toString('latin1');
         const v = it.value();
         pos[0] = 0;
-        const off = getVarint64(v, pos, v.length);
-        const size = getVarint64(v, pos, v.length);
-        if (off < 0 || size < 0)
+        if (!decodeBlockHandle(v, pos, v.length, handle))
           throw new CorruptionError(path, metaOffset, `bad block handle for ${name} in metaindex`);
         if (name === FILTER_META_KEY) {
-          filterOffset = off;
-          filterSize = size;
+          filterOffset = handle.offset;
+          filterSize = handle.size;
         } else if (name === PROPERTIES_META_KEY) {
-          propsOffset = off;
-          propsSize = size;
+          propsOffset = handle.offset;
+          propsSize = handle.size;
         }
       }
       if (propsOffset < 0) throw new CorruptionError(path, metaOffset, 'metaindex has no properties block');
@@ -267,7 +232,7 @@ export class TableReader {
         region = readExactly(fd, path, start, footerAt - start);
         regionStart = start;
       } else if (start - tailStart > (fileSize - tailStart) / 4) {
-        region = tail.slice(start - tailStart, f);
+        region = tail.slice(start - tailStart, footerAt - tailStart);
         regionStart = start;
       }
       const index = new Block(
@@ -279,7 +244,7 @@ export class TableReader {
         filterOffset < 0
           ? null
           : new BloomFilter(blockContentsAt(region, regionStart, path, filterOffset, filterSize, footerAt, true));
-      const props = parseProperties(
+      const props = decodeProperties(
         new Block(
           blockContentsAt(region, regionStart, path, propsOffset, propsSize, footerAt, true),
           path,
@@ -374,7 +339,7 @@ export class TableReader {
     index.seek(ikey);
     if (!index.valid()) return this.dataEnd;
     this.decodeHandle(index);
-    return this.hOffset;
+    return this.handle.offset;
   }
 
   /**
@@ -398,7 +363,7 @@ export class TableReader {
 
   /**
    * A readable listing for tests and debugging: the properties, one line per index entry (separator, handle) and,
-   * with `entries`, one line per entry (`user key hex @seq kind = value hex`). Reads every block: not for hot paths.
+   * with `entries`, one line per entry (`user key hex@seq = value hex`, or `user key hex@seq del`). Reads every block: not for hot paths.
    */
   debugDump(options: { entries?: boolean } = {}): string {
     const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
@@ -412,12 +377,15 @@ export class TableReader {
     const index = this.indexIterator();
     for (index.seekToFirst(); index.valid(); index.next()) {
       this.decodeHandle(index);
-      lines.push(`index ${ikey(index.key())} -> block @${this.hOffset}+${this.hSize}`);
+      lines.push(`index ${ikey(index.key())} -> block @${this.handle.offset}+${this.handle.size}`);
     }
     if (options.entries) {
       const it = this.iterator();
       try {
-        for (it.seekToFirst(); it.valid(); it.next()) lines.push(`  ${ikey(it.key())} = ${hex(it.value())}`);
+        for (it.seekToFirst(); it.valid(); it.next()) {
+          const k = it.key();
+          lines.push(k[k.length - 1] === ValueKind.Deletion ? `  ${ikey(k)}` : `  ${ikey(k)} = ${hex(it.value())}`);
+        }
       } finally {
         it.close();
       }
@@ -436,43 +404,24 @@ export class TableReader {
     return new BlockIterator(this.indexBlock);
   }
 
-  /** @internal Decodes the handle in the index cursor's value into hOffset/hSize and checks its range. */
+  /** @internal Decodes the handle in the index cursor's value (see handleOffset/handleSize) and checks its range. */
   decodeHandle(index: BlockIterator): void {
-    const block = index.currentBlock();
-    const d = block.data;
-    let p = index.valueOffsetInBlock();
-    const end = p + index.valueLength();
-    let off = 0;
-    let size = 0;
-    let mul = 1;
-    for (;;) {
-      if (p >= end || mul > 2 ** 49) this.corruptIndex(index);
-      const b = d[p++]!;
-      off += (b & 0x7f) * mul;
-      if (b < 0x80) break;
-      mul *= 128;
-    }
-    mul = 1;
-    for (;;) {
-      if (p >= end || mul > 2 ** 49) this.corruptIndex(index);
-      const b = d[p++]!;
-      size += (b & 0x7f) * mul;
-      if (b < 0x80) break;
-      mul *= 128;
-    }
-    if (off + size + BLOCK_TRAILER_SIZE > this.dataEnd) this.corruptIndex(index);
-    this.hOffset = off;
-    this.hSize = size;
+    const at = index.valueOffsetInBlock();
+    const h = this.handle;
+    this.handlePos[0] = at;
+    if (!decodeBlockHandle(index.currentBlock().data, this.handlePos, at + index.valueLength(), h))
+      this.corruptIndex(index);
+    if (h.offset + h.size + BLOCK_TRAILER_SIZE > this.dataEnd) this.corruptIndex(index);
   }
 
   /** @internal Offset decoded by the last decodeHandle(). */
   handleOffset(): number {
-    return this.hOffset;
+    return this.handle.offset;
   }
 
   /** @internal Size decoded by the last decodeHandle(). */
   handleSize(): number {
-    return this.hSize;
+    return this.handle.size;
   }
 
   /** @internal The data block at (offset, size), from the cache or the file (then cached if `fillCache`). */
@@ -536,305 +485,6 @@ export class TableReader {
   }
 
   private throwClosed(): never {
-    throw new EngineError(ErrorCodes.CLOSED, `table ${this.path} is closed`);
+    throw closedError(`table ${this.path}`);
   }
-}
-
-// A forward scan that has read this many blocks back to back from the file switches to readahead.
-const SEQUENTIAL_READS_FOR_READAHEAD = 2;
-// The first window of an iterator: a few blocks. A short scan (a page of a hundred entries, read by an iterator of
-// its own) then reads about what it uses rather than a whole 256 KiB window per page.
-const INITIAL_READAHEAD_BYTES = 16 * 1024;
-// Each further window doubles, up to this: one read of 256 KiB replaces ~64 reads of 4 KiB blocks (RocksDB's
-// automatic readahead grows the same way, 8 KiB to 256 KiB).
-const READAHEAD_BYTES = 256 * 1024;
-
-/**
- * Two-level cursor: a cursor over the index block chooses the data block, a second cursor walks inside it. The data
- * cursor is re-pointed from block to block, so iteration allocates only when a block is read from the file.
- *
- * A forward scan that keeps missing the cache reads ahead: one read serves the next blocks, each still checked by its
- * own CRC; windows start at 16 KiB and double up to 256 KiB. A window is never reused, so views into it stay valid
- * like any block's.
- */
-class TableIterator implements InternalIterator {
-  private readonly reader: TableReader;
-  private readonly fillCache: boolean;
-  private readonly index: BlockIterator;
-  private readonly data: BlockIterator;
-  /** File offset of the block `data` is on, or -1 when it is on none. */
-  private dataOffset = -1;
-  /** File offset just past the last block read from the file (not the cache), and how many such reads in a row. */
-  private lastReadEnd = -1;
-  private sequentialReads = 0;
-  private window: Uint8Array | null = null;
-  private windowStart = 0;
-  /** Bytes of the next readahead window. */
-  private readahead = INITIAL_READAHEAD_BYTES;
-  private closed = false;
-
-  constructor(reader: TableReader, fillCache: boolean) {
-    this.reader = reader;
-    this.fillCache = fillCache;
-    this.index = reader.indexIterator();
-    this.data = new BlockIterator();
-  }
-
-  valid(): boolean {
-    return this.dataOffset >= 0 && this.data.valid();
-  }
-
-  seekToFirst(): void {
-    this.index.seekToFirst();
-    if (this.loadBlock()) this.data.seekToFirst();
-    this.skipForward();
-  }
-
-  seekToLast(): void {
-    this.index.seekToLast();
-    if (this.loadBlock()) this.data.seekToLast();
-    this.skipBackward();
-  }
-
-  seek(target: Uint8Array): void {
-    this.index.seek(target);
-    if (this.loadBlock()) this.data.seek(target);
-    this.skipForward();
-  }
-
-  next(): void {
-    this.data.next();
-    this.skipForward();
-  }
-
-  prev(): void {
-    this.data.prev();
-    this.skipBackward();
-  }
-
-  key(): Uint8Array {
-    return this.data.key();
-  }
-
-  value(): Uint8Array {
-    return this.data.value();
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.dataOffset = -1;
-    this.window = null;
-    this.reader.unpin();
-  }
-
-  /** Points `data` at the block the index cursor is on; false when the index cursor is not valid. */
-  private loadBlock(): boolean {
-    if (!this.index.valid()) {
-      this.dataOffset = -1;
-      return false;
-    }
-    if (this.closed) throw new EngineError(ErrorCodes.CLOSED, `iterator over ${this.reader.path} is closed`);
-    const reader = this.reader;
-    reader.decodeHandle(this.index);
-    const offset = reader.handleOffset();
-    if (offset !== this.dataOffset || !this.data.valid()) {
-      this.data.reset(this.fetch(offset, reader.handleSize()));
-      this.dataOffset = offset;
-    }
-    return true;
-  }
-
-  /** The block at (offset, size): from the cache, the readahead window, or one read. */
-  private fetch(offset: number, size: number): Block {
-    const reader = this.reader;
-    const cached = reader.cachedBlock(offset);
-    if (cached !== undefined) return cached;
-    const end = offset + size + BLOCK_TRAILER_SIZE;
-    this.sequentialReads = offset === this.lastReadEnd ? this.sequentialReads + 1 : 0;
-    this.lastReadEnd = end;
-    const w = this.window;
-    if (w !== null && offset >= this.windowStart && end <= this.windowStart + w.length) {
-      return reader.blockFromWindow(w, this.windowStart, offset, size, this.fillCache);
-    }
-    if (this.sequentialReads >= SEQUENTIAL_READS_FOR_READAHEAD) {
-      const next = reader.readWindow(offset, Math.max(this.readahead, end - offset));
-      this.readahead = Math.min(READAHEAD_BYTES, this.readahead * 2);
-      this.window = next;
-      this.windowStart = offset;
-      return reader.blockFromWindow(next, offset, offset, size, this.fillCache);
-    }
-    this.window = null;
-    return reader.blockAt(offset, size, this.fillCache);
-  }
-
-  private skipForward(): void {
-    while (this.dataOffset >= 0 && !this.data.valid()) {
-      this.index.next();
-      if (this.loadBlock()) this.data.seekToFirst();
-    }
-  }
-
-  private skipBackward(): void {
-    while (this.dataOffset >= 0 && !this.data.valid()) {
-      this.index.prev();
-      if (this.loadBlock()) this.data.seekToLast();
-    }
-  }
-}
-
-/** Reads `length` bytes at `offset`; throws CorruptionError if the file ends first, EngineError IO on a read error. */
-function readExactly(fd: number, path: string, offset: number, length: number): Buffer {
-  const buf = Buffer.allocUnsafeSlow(length);
-  let done = 0;
-  while (done < length) {
-    let n: number;
-    try {
-      n = readSync(fd, buf, done, length - done, offset + done);
-    } catch (cause) {
-      throw new EngineError(ErrorCodes.IO, `cannot read ${path} at offset ${offset + done}`, { cause });
-    }
-    if (n === 0) throw new CorruptionError(path, offset + done, `file ends ${length - done} bytes early`);
-    done += n;
-  }
-  return buf;
-}
-
-/**
- * The contents of the block at file offset (offset, size), taken from `buf`, which holds the file's bytes from
- * `bufStart` up to at least `limit` (the caller checked `offset >= bufStart`). The block and its trailer must end at
- * or before `limit`. Checks the CRC when asked and decompresses; an uncompressed block is a view into `buf`.
- */
-function blockContentsAt(
-  buf: Uint8Array,
-  bufStart: number,
-  path: string,
-  offset: number,
-  size: number,
-  limit: number,
-  verify: boolean,
-): Uint8Array {
-  checkBlockEnds(path, offset, size, limit);
-  return decodeBlock(buf, offset - bufStart, path, offset, size, verify);
-}
-
-/** Throws CorruptionError unless the block at (offset, size) and its trailer end at or before `limit`. */
-function checkBlockEnds(path: string, offset: number, size: number, limit: number): void {
-  if (offset + size + BLOCK_TRAILER_SIZE > limit) {
-    throw new CorruptionError(path, offset, `block of ${size} bytes at ${offset} runs past ${limit}`);
-  }
-}
-
-/**
- * Reads the block at (offset, size) plus its trailer, which must end at or before `limit`; checks the CRC when asked
- * and decompresses. Returns the contents in a buffer of their own.
- */
-function readBlockContents(
-  fd: number,
-  path: string,
-  offset: number,
-  size: number,
-  limit: number,
-  verify: boolean,
-): Uint8Array {
-  checkBlockEnds(path, offset, size, limit);
-  return decodeBlock(readExactly(fd, path, offset, size + BLOCK_TRAILER_SIZE), 0, path, offset, size, verify);
-}
-
-/**
- * Checks and unpacks the block whose stored bytes and trailer are at `buf[at..at+size+5)` (read from file offset
- * `offset`). Returns a plain Uint8Array over `buf`'s memory when the block is not compressed: every block the
- * iterators see then has one hidden class, and value views are cheap TypedArray subarrays, not Buffer constructions.
- */
-function decodeBlock(
-  buf: Uint8Array,
-  at: number,
-  path: string,
-  offset: number,
-  size: number,
-  verify: boolean,
-): Uint8Array {
-  const type = buf[at + size]!;
-  if (verify && unmaskCrc(readU32LE(buf, at + size + 1)) !== crc32c(buf.subarray(at, at + size + 1))) {
-    throw new CorruptionError(path, offset, 'block checksum mismatch');
-  }
-  if (type === CompressionType.None) return new Uint8Array(buf.buffer, buf.byteOffset + at, size);
-  if (type === CompressionType.Deflate) {
-    try {
-      const plain = inflateRawSync(buf.subarray(at, at + size));
-      return new Uint8Array(plain.buffer, plain.byteOffset, plain.length);
-    } catch {
-      throw new CorruptionError(path, offset, 'block does not inflate');
-    }
-  }
-  throw new CorruptionError(path, offset + size, `unknown compression type ${type}`);
-}
-
-/** Reads a varint of up to 2^53 at `buf[pos[0]]`; -1 if it is malformed or runs past `limit`. */
-function getVarint64(buf: Uint8Array, pos: Int32Array, limit: number): number {
-  let at = pos[0]!;
-  let v = 0;
-  let mul = 1;
-  while (at < limit && mul <= 2 ** 49) {
-    const b = buf[at++]!;
-    v += (b & 0x7f) * mul;
-    if (b < 0x80) {
-      pos[0] = at;
-      return v;
-    }
-    mul *= 128;
-  }
-  return -1;
-}
-
-function parseProperties(block: Block): TableProperties {
-  const p: TableProperties = {
-    entries: 0,
-    deletions: 0,
-    dataBlocks: 0,
-    dataSize: 0,
-    indexSize: 0,
-    filterSize: 0,
-    rawKeySize: 0,
-    rawValueSize: 0,
-    smallest: new Uint8Array(0),
-    largest: new Uint8Array(0),
-    minSequence: 0,
-    maxSequence: 0,
-    bloomBitsPerKey: 0,
-    restartInterval: 0,
-    compression: 'none',
-    creationTime: 0,
-  };
-  const numeric: Record<string, keyof TableProperties> = {
-    'bloom.bits.per.key': 'bloomBitsPerKey',
-    'creation.time': 'creationTime',
-    'data.blocks': 'dataBlocks',
-    'data.size': 'dataSize',
-    deletions: 'deletions',
-    entries: 'entries',
-    'filter.size': 'filterSize',
-    'index.size': 'indexSize',
-    'max.sequence': 'maxSequence',
-    'min.sequence': 'minSequence',
-    'raw.key.size': 'rawKeySize',
-    'raw.value.size': 'rawValueSize',
-    'restart.interval': 'restartInterval',
-  };
-  const it = new BlockIterator(block);
-  const pos = new Int32Array(1);
-  for (it.seekToFirst(); it.valid(); it.next()) {
-    const name = Buffer.from(it.key()).toString('latin1');
-    const v = it.value();
-    const field = numeric[name];
-    if (field !== undefined) {
-      pos[0] = 0;
-      const n = getVarint64(v, pos, v.length);
-      if (n < 0) throw new CorruptionError(block.file, block.fileOffset, `bad value of property ${name}`);
-      (p as unknown as Record<string, number>)[field] = n;
-    } else if (name === 'smallest') p.smallest = v.slice();
-    else if (name === 'largest') p.largest = v.slice();
-    else if (name === 'compression') p.compression = Buffer.from(v).toString('latin1');
-  }
-  return p;
 }

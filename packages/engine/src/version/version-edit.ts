@@ -11,9 +11,10 @@
  *     7  newFile         varint level | varint fileNumber | varint fileSize | varint entries |
  *                        varint smallestLength | smallest internal key | varint largestLength | largest internal key
  *
- * Tags follow LevelDB's numbering where the meaning is the same; varints are LEB128 of up to 8 bytes (values stay
- * below 2^53).
+ * Tags follow LevelDB's numbering where the meaning is the same; varints are varint64s (base/coding.ts): LEB128 of up
+ * to 8 bytes, values below 2^53.
  */
+import { getVarint64, MAX_VARINT64_LENGTH, putVarint64 } from '../base/coding.js';
 import { CorruptionError } from '../base/errors.js';
 
 /** A table as the manifest knows it. Immutable once made. */
@@ -52,28 +53,30 @@ export class VersionEdit {
 
   /** The edit's encoding (see the layout above). */
   encode(): Uint8Array {
-    let size = 3 * 9;
-    for (const [, f] of this.newFiles) size += 6 * 9 + f.smallest.length + f.largest.length;
-    size += this.deletedFiles.length * 20;
+    // Every field's tag and numbers are varint64s of at most MAX_VARINT64_LENGTH bytes.
+    let size = 3 * 2 * MAX_VARINT64_LENGTH;
+    for (const [, f] of this.newFiles) size += 7 * MAX_VARINT64_LENGTH + f.smallest.length + f.largest.length;
+    size += this.deletedFiles.length * 3 * MAX_VARINT64_LENGTH;
     const out = new Uint8Array(size);
     let at = 0;
-    if (this.logNumber !== undefined) at = putVarint(out, putVarint(out, at, Tag.LogNumber), this.logNumber);
+    if (this.logNumber !== undefined) at = putVarint64(out, putVarint64(out, at, Tag.LogNumber), this.logNumber);
     if (this.nextFileNumber !== undefined) {
-      at = putVarint(out, putVarint(out, at, Tag.NextFileNumber), this.nextFileNumber);
+      at = putVarint64(out, putVarint64(out, at, Tag.NextFileNumber), this.nextFileNumber);
     }
-    if (this.lastSequence !== undefined) at = putVarint(out, putVarint(out, at, Tag.LastSequence), this.lastSequence);
+    if (this.lastSequence !== undefined)
+      at = putVarint64(out, putVarint64(out, at, Tag.LastSequence), this.lastSequence);
     for (const [level, number] of this.deletedFiles) {
-      at = putVarint(out, putVarint(out, putVarint(out, at, Tag.DeletedFile), level), number);
+      at = putVarint64(out, putVarint64(out, putVarint64(out, at, Tag.DeletedFile), level), number);
     }
     for (const [level, f] of this.newFiles) {
-      at = putVarint(out, at, Tag.NewFile);
-      at = putVarint(out, at, level);
-      at = putVarint(out, at, f.number);
-      at = putVarint(out, at, f.size);
-      at = putVarint(out, at, f.entries);
-      at = putVarint(out, at, f.smallest.length);
+      at = putVarint64(out, at, Tag.NewFile);
+      at = putVarint64(out, at, level);
+      at = putVarint64(out, at, f.number);
+      at = putVarint64(out, at, f.size);
+      at = putVarint64(out, at, f.entries);
+      at = putVarint64(out, at, f.smallest.length);
       out.set(f.smallest, at);
-      at = putVarint(out, at + f.smallest.length, f.largest.length);
+      at = putVarint64(out, at + f.smallest.length, f.largest.length);
       out.set(f.largest, at);
       at += f.largest.length;
     }
@@ -119,18 +122,8 @@ export class VersionEdit {
   }
 }
 
-/** LEB128 of a non-negative integer below 2^53. */
-export function putVarint(out: Uint8Array, at: number, v: number): number {
-  while (v >= 0x80) {
-    out[at++] = (v % 0x80) | 0x80;
-    v = Math.floor(v / 0x80);
-  }
-  out[at++] = v;
-  return at;
-}
-
 class Reader {
-  private pos = 0;
+  private readonly pos = new Int32Array(1);
   constructor(
     private readonly buf: Uint8Array,
     private readonly file: string,
@@ -138,29 +131,20 @@ class Reader {
   ) {}
 
   done(): boolean {
-    return this.pos >= this.buf.length;
+    return this.pos[0]! >= this.buf.length;
   }
 
   varint(): number {
-    let result = 0;
-    for (let shift = 1; shift <= 2 ** 56; shift *= 0x80) {
-      if (this.pos >= this.buf.length) break;
-      const b = this.buf[this.pos++]!;
-      result += (b & 0x7f) * shift;
-      if (b < 0x80) {
-        if (result > Number.MAX_SAFE_INTEGER) break;
-        return result;
-      }
-    }
-    throw new CorruptionError(this.file, this.offset, 'bad varint in version edit');
+    const v = getVarint64(this.buf, this.pos, this.buf.length);
+    if (v < 0) throw new CorruptionError(this.file, this.offset, 'bad varint in version edit');
+    return v;
   }
 
   bytes(): Uint8Array {
     const n = this.varint();
-    if (this.pos + n > this.buf.length)
-      throw new CorruptionError(this.file, this.offset, 'truncated key in version edit');
-    const out = this.buf.slice(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
+    const at = this.pos[0]!;
+    if (at + n > this.buf.length) throw new CorruptionError(this.file, this.offset, 'truncated key in version edit');
+    this.pos[0] = at + n;
+    return this.buf.slice(at, at + n);
   }
 }

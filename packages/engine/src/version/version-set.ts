@@ -22,7 +22,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
-import { CorruptionError, EngineError, ErrorCodes } from '../base/errors.js';
+import { CorruptionError, closedError, ioError } from '../base/errors.js';
 import {
   CURRENT_FILE,
   FileType,
@@ -55,7 +55,7 @@ export class VersionSet {
   readonly dir: string;
   private readonly numLevels: number;
   current: Version;
-  /** Versions still referenced (the current one included). */
+  /** Versions made current at some point and, until `liveTableNumbers` finds them unreferenced, still held. */
   private readonly live = new Set<Version>();
   nextFileNumber = 2;
   lastSequence = 0;
@@ -67,21 +67,12 @@ export class VersionSet {
   private recovered: { path: string; size: number } | undefined;
   /** Where in the manifest `recover` read each fact that `verifyFiles` checks, for its errors. */
   private provenance: { path: string; tables: Map<number, number>; logNumber: number } | undefined;
-  /** Called when a version stops being referenced: tables may have become deletable. */
-  onVersionReleased: () => void = () => {};
 
   constructor(dir: string, numLevels: number) {
     this.dir = dir;
     this.numLevels = numLevels;
-    this.current = this.makeVersion(Array.from({ length: numLevels }, () => []));
+    this.current = new Version(Array.from({ length: numLevels }, () => []));
     this.installCurrent(this.current);
-  }
-
-  private makeVersion(files: FileMetaData[][]): Version {
-    return new Version(files, (v) => {
-      this.live.delete(v);
-      this.onVersionReleased();
-    });
   }
 
   private installCurrent(v: Version): void {
@@ -107,7 +98,7 @@ export class VersionSet {
     try {
       name = readFileSync(currentPath, 'utf8');
     } catch (err) {
-      throw new EngineError(ErrorCodes.IO, `reading ${currentPath} failed: ${(err as Error).message}`, { cause: err });
+      throw ioError('reading', currentPath, err);
     }
     const m = /^MANIFEST-(\d+)\n$/.exec(name);
     if (!m) throw new CorruptionError(currentPath, 0, 'CURRENT does not name a manifest');
@@ -164,7 +155,7 @@ export class VersionSet {
     const whole = reader.validLength === reader.fileSize;
     this.recovered = whole && reader.fileSize < MANIFEST_ROLL_SIZE ? { path, size: reader.fileSize } : undefined;
     this.provenance = { path, tables: tableOffsets, logNumber: logNumberOffset };
-    this.installCurrent(this.makeVersion(levels.map((l) => [...l.values()])));
+    this.installCurrent(new Version(levels.map((l) => [...l.values()])));
   }
 
   /**
@@ -193,7 +184,7 @@ export class VersionSet {
           size = statSync(path).size;
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-            throw new EngineError(ErrorCodes.IO, `stat of ${path} failed: ${(err as Error).message}`, { cause: err });
+            throw ioError('stat of', path, err);
           }
           throw new CorruptionError(
             p.path,
@@ -299,7 +290,7 @@ export class VersionSet {
    * thrown.
    */
   logAndApply(edit: VersionEdit): void {
-    if (!this.manifest) throw new EngineError(ErrorCodes.CLOSED, 'the manifest is closed');
+    if (!this.manifest) throw closedError(`the manifest of ${this.dir}`);
     if (edit.logNumber === undefined) edit.logNumber = this.logNumber;
     edit.nextFileNumber = this.nextFileNumber;
     edit.lastSequence = this.lastSequence;
@@ -327,13 +318,19 @@ export class VersionSet {
     const deleted = new Set(edit.deletedFiles.map(([level, n]) => level * 2 ** 32 + n));
     const files = this.current.files.map((fs, level) => fs.filter((f) => !deleted.has(level * 2 ** 32 + f.number)));
     for (const [level, f] of edit.newFiles) files[level]!.push(f);
-    return this.makeVersion(files);
+    return new Version(files);
   }
 
-  /** Numbers of the tables some live version lists: the tables that must not be deleted. */
+  /** Numbers of the tables some referenced version lists: the tables that must not be deleted. */
   liveTableNumbers(): Set<number> {
     const out = new Set<number>();
-    for (const v of this.live) for (const files of v.files) for (const f of files) out.add(f.number);
+    for (const v of this.live) {
+      if (!v.referenced) {
+        this.live.delete(v);
+        continue;
+      }
+      for (const files of v.files) for (const f of files) out.add(f.number);
+    }
     return out;
   }
 
@@ -383,7 +380,6 @@ function replaceCurrentFile(dir: string, manifestNumber: number, tempNumber: num
     renameSync(tmp, join(dir, CURRENT_FILE));
   } catch (err) {
     removeQuietly(tmp);
-    const what = `pointing ${join(dir, CURRENT_FILE)} at ${manifestBaseName(manifestNumber)} failed`;
-    throw new EngineError(ErrorCodes.IO, `${what}: ${(err as Error).message}`, { cause: err });
+    throw ioError('pointing', `${join(dir, CURRENT_FILE)} at ${manifestBaseName(manifestNumber)}`, err);
   }
 }

@@ -40,22 +40,23 @@ export class Version {
   /** Tables per level (see the ordering above). Never mutated after construction. */
   readonly files: readonly (readonly FileMetaData[])[];
   private refs = 0;
-  private readonly onRelease: (v: Version) => void;
 
-  constructor(files: FileMetaData[][], onRelease: (v: Version) => void) {
+  constructor(files: FileMetaData[][]) {
     files[0]!.sort((a, b) => b.number - a.number);
     for (let l = 1; l < files.length; l++) files[l]!.sort((a, b) => compareInternalKeys(a.smallest, b.smallest));
     this.files = files;
-    this.onRelease = onRelease;
   }
 
   ref(): void {
     this.refs++;
   }
 
-  /** Drops a reference; the last one lets the engine delete tables no other version lists. */
+  /**
+   * Drops a reference. Once the last one is gone, the tables only this version listed may be deleted: the owner of
+   * the reference that was dropped then deletes obsolete files.
+   */
   unref(): void {
-    if (--this.refs === 0) this.onRelease(this);
+    this.refs--;
   }
 
   get referenced(): boolean {

@@ -24,7 +24,7 @@ function readBack(path: string): string[] {
 describe('WAL writer (group commit)', () => {
   it('buffers appends no one waits for and writes them by the end of the event-loop turn', async () => {
     const errors: Error[] = [];
-    const wal = new WalWriter(join(dir, '000001.log'), 1, (e) => errors.push(e));
+    const wal = new WalWriter(new RecordWriter(join(dir, '000001.log')), 1, (e) => errors.push(e));
     wal.append(rec('a'), 0, 1);
     wal.append(rec('b'), 0, 1);
     expect(readFileSync(wal.path).length).toBe(0); // nothing reached the file yet
@@ -35,7 +35,7 @@ describe('WAL writer (group commit)', () => {
   });
 
   it('resolves written() only once write(2) has the bytes: one write and one promise per synchronous run', async () => {
-    const wal = new WalWriter(join(dir, '000010.log'), 10, () => {});
+    const wal = new WalWriter(new RecordWriter(join(dir, '000010.log')), 10, () => {});
     const write = vi.spyOn(RecordWriter.prototype, 'writePending');
     try {
       wal.append(rec('a'), 0, 1);
@@ -62,7 +62,7 @@ describe('WAL writer (group commit)', () => {
 
   it('rejects written() with the error when write(2) fails, and reports it once', async () => {
     const errors: Error[] = [];
-    const wal = new WalWriter(join(dir, '000011.log'), 11, (e) => errors.push(e));
+    const wal = new WalWriter(new RecordWriter(join(dir, '000011.log')), 11, (e) => errors.push(e));
     const write = vi.spyOn(RecordWriter.prototype, 'writePending').mockImplementationOnce(() => {
       throw new Error('injected write failure');
     });
@@ -78,7 +78,7 @@ describe('WAL writer (group commit)', () => {
   });
 
   it('resolves sync waiters only after their bytes are written and synced; concurrent ones share a round', async () => {
-    const wal = new WalWriter(join(dir, '000002.log'), 2, () => {});
+    const wal = new WalWriter(new RecordWriter(join(dir, '000002.log')), 2, () => {});
     const done: number[] = [];
     const ps = [0, 1, 2].map((i) => {
       wal.append(rec(`r${i}`), 0, 2);
@@ -98,7 +98,7 @@ describe('WAL writer (group commit)', () => {
   });
 
   it('writes at once when a burst fills the buffer, before the turn ends', () => {
-    const wal = new WalWriter(join(dir, '000003.log'), 3, () => {});
+    const wal = new WalWriter(new RecordWriter(join(dir, '000003.log')), 3, () => {});
     const big = new Uint8Array(100_000);
     for (let i = 0; i < 12; i++) wal.append(big, 0, big.length);
     expect(readFileSync(wal.path).length).toBeGreaterThan(1_000_000);
@@ -108,10 +108,10 @@ describe('WAL writer (group commit)', () => {
   it('syncs at close only a log that received bytes', async () => {
     const sync = vi.spyOn(RecordWriter.prototype, 'sync');
     try {
-      const empty = new WalWriter(join(dir, '000006.log'), 6, () => {});
+      const empty = new WalWriter(new RecordWriter(join(dir, '000006.log')), 6, () => {});
       await empty.close();
       expect(sync).not.toHaveBeenCalled();
-      const used = new WalWriter(join(dir, '000007.log'), 7, () => {});
+      const used = new WalWriter(new RecordWriter(join(dir, '000007.log')), 7, () => {});
       used.append(rec('x'), 0, 1);
       await used.close();
       expect(sync).toHaveBeenCalledTimes(1);
@@ -126,7 +126,7 @@ describe('WAL writer (group commit)', () => {
     const previous = new Promise<void>((resolve) => {
       previousDurable = resolve;
     });
-    const wal = new WalWriter(join(dir, '000005.log'), 5, () => {}, previous);
+    const wal = new WalWriter(new RecordWriter(join(dir, '000005.log')), 5, () => {}, previous);
     const order: string[] = [];
     wal.append(rec('new'), 0, 3);
     const written = wal.written().then(() => order.push('written'));
@@ -142,13 +142,13 @@ describe('WAL writer (group commit)', () => {
   });
 
   it('chains logs through close: the second writes once the first is synced and closed', async () => {
-    const first = new WalWriter(join(dir, '000008.log'), 8, () => {});
+    const first = new WalWriter(new RecordWriter(join(dir, '000008.log')), 8, () => {});
     first.append(rec('old'), 0, 3);
     const order: string[] = [];
     const closed = first.close().then(() => {
       order.push('first closed');
     });
-    const second = new WalWriter(join(dir, '000009.log'), 9, () => {}, closed);
+    const second = new WalWriter(new RecordWriter(join(dir, '000009.log')), 9, () => {}, closed);
     second.append(rec('new'), 0, 3);
     await second.written().then(() => order.push('second written'));
     await second.waitForSync().then(() => order.push('second synced'));

@@ -20,8 +20,8 @@
  */
 import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { EngineError, ErrorCodes } from '../base/errors.js';
-import { RecordWriter } from '../record/record-writer.js';
+import { ioError } from '../base/errors.js';
+import type { RecordWriter } from '../record/record-writer.js';
 
 /** Pending bytes that trigger an immediate write(2), so a long synchronous burst of writes does not buffer without bound. */
 const FLUSH_THRESHOLD = 1024 * 1024;
@@ -35,7 +35,7 @@ async function syncDirectoryAsync(dir: string): Promise<void> {
       await handle.close();
     }
   } catch (err) {
-    throw new EngineError(ErrorCodes.IO, `syncing directory ${dir} failed: ${(err as Error).message}`, { cause: err });
+    throw ioError('syncing directory', dir, err);
   }
 }
 
@@ -85,18 +85,13 @@ export class WalWriter {
   };
 
   /**
-   * Creates the log file `path`; or, given `appendAt`, appends to the log there, `appendAt` being its size (a log
-   * that ends with a whole record: one recovery replayed and keeps as the live WAL). Throws EngineError IO.
+   * The WAL over `log` (a new file, or a replayed log opened to append after its last record), numbered `number`.
+   * `previous`: the close of the log before it, which this one waits for before it writes anything. `onError` hears
+   * of the first write or sync that fails (the engine then refuses writes). Takes ownership of `log`.
    */
-  constructor(
-    path: string,
-    number: number,
-    onError: (err: Error) => void,
-    previous?: Promise<void>,
-    appendAt?: number,
-  ) {
+  constructor(log: RecordWriter, number: number, onError: (err: Error) => void, previous?: Promise<void>) {
     this.number = number;
-    this.log = new RecordWriter(path, undefined, appendAt);
+    this.log = log;
     this.onError = onError;
     this.blocked = previous !== undefined;
     // The previous log's close resolves also after a failure (which went to its onError).

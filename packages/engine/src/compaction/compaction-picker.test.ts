@@ -3,7 +3,7 @@ import { makeInternalKey, ValueKind } from '../base/internal-key.js';
 import { resolveOptions } from '../base/options.js';
 import { Version } from '../version/version.js';
 import type { FileMetaData } from '../version/version-edit.js';
-import { CompactionPicker } from './compaction.js';
+import { CompactionPicker } from './compaction-picker.js';
 
 const enc = new TextEncoder();
 let next = 1;
@@ -17,7 +17,7 @@ function f(from: string, to: string, size = 1000): FileMetaData {
   };
 }
 const version = (levels: FileMetaData[][]) =>
-  new Version([...levels, ...Array.from({ length: 7 - levels.length }, () => [])], () => {});
+  new Version([...levels, ...Array.from({ length: 7 - levels.length }, () => [])]);
 const options = resolveOptions({ level0CompactionTrigger: 4, maxBytesForLevelBase: 10_000, levelSizeMultiplier: 10 });
 
 describe('compaction picker', () => {

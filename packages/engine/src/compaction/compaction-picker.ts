@@ -8,7 +8,6 @@
  *
  * A single input with nothing below it overlapping is moved down by a manifest edit alone (a trivial move).
  */
-import { CorruptionError, EngineError, type ErrorCode, ErrorCodes } from '../base/errors.js';
 import { compareInternalKeys, TRAILER_SIZE } from '../base/internal-key.js';
 import type { ResolvedOptions } from '../base/options.js';
 import type { Version } from '../version/version.js';
@@ -103,20 +102,4 @@ export class CompactionPicker {
     );
     return { level, inputs, nextInputs, trivialMove: inputs.length === 1 && nextInputs.length === 0 };
   }
-}
-
-/** Turns an error a worker returned as data back into the engine's typed error. */
-export function rebuildJobError(e: {
-  name: string;
-  code?: string;
-  message: string;
-  file?: string;
-  offset?: number;
-}): Error {
-  if (e.code === ErrorCodes.CORRUPTION && e.file !== undefined) {
-    const what = e.message.replace(/^corruption in .* at offset \d+: /, '');
-    return new CorruptionError(e.file, e.offset ?? 0, what);
-  }
-  if (e.code) return new EngineError(e.code as ErrorCode, e.message);
-  return new EngineError(ErrorCodes.IO, `background job failed: ${e.message}`);
 }

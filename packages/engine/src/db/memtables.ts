@@ -1,0 +1,114 @@
+/**
+ * The engine's memtables: the live one, which writes go to, and the frozen ones waiting for their flush, oldest
+ * first, each with the number of the WAL that holds its writes (0 without a WAL). Reads look at the live memtable,
+ * then the frozen ones newest first.
+ *
+ * It also keeps what lets memtables recycle memory: the arenas of a flushed memtable that nothing reads any more go
+ * to the next live memtable, and the buffers of the last flush's copy, moved back by the worker, to the next copy.
+ */
+import type { InternalIterator } from '../base/internal-iterator.js';
+import { LookupResult, Memtable, type SharedArenas, type SharedMemtable } from '../memtable/memtable.js';
+import { DELETED, type GetResult } from '../table/table-reader.js';
+
+/** A frozen memtable and the WAL holding its writes. */
+export interface Frozen {
+  readonly mem: Memtable;
+  readonly log: number;
+}
+
+export class MemtableSet {
+  /** The memtable writes go to. */
+  live: Memtable;
+  /** The WAL holding the live memtable's writes (0 without a WAL). */
+  liveLog: number;
+  /** Frozen memtables, oldest first. */
+  private readonly frozen: Frozen[] = [];
+  /** A flushed memtable nothing reads any more, whose arenas the next memtable takes over. */
+  private spare: Memtable | undefined;
+  /** Buffers of the last flush's memtable copy, moved back by the worker, for the next copy. */
+  private copyArenas: SharedArenas | undefined;
+
+  /** Starts with `live` (what recovery replayed, or an empty memtable) on log `liveLog`. */
+  constructor(live: Memtable, liveLog: number) {
+    this.live = live;
+    this.liveLog = liveLog;
+  }
+
+  /** Frozen memtables waiting for their flush. */
+  get frozenCount(): number {
+    return this.frozen.length;
+  }
+
+  /** Bytes of the live memtable and of the frozen ones. */
+  get memoryUsage(): number {
+    let n = this.live.memoryUsage;
+    for (const f of this.frozen) n += f.mem.memoryUsage;
+    return n;
+  }
+
+  /**
+   * Freezes the live memtable, unless it is empty, and makes a new one of `capacity` bytes live, its writes going to
+   * log `log` (only once the caller has rotated the WAL; without a WAL, 0).
+   */
+  rotate(capacity: number, log: number): void {
+    if (this.live.count > 0) this.frozen.push({ mem: this.live, log: this.liveLog });
+    this.liveLog = log;
+    const spare = this.spare;
+    this.spare = undefined;
+    this.live = new Memtable(capacity, undefined, spare);
+  }
+
+  /** The oldest frozen memtable: the next to flush. */
+  oldestFrozen(): Frozen | undefined {
+    return this.frozen[0];
+  }
+
+  /** A copy of the oldest frozen memtable's arenas, for the flush worker (it reuses the last copy's buffers). */
+  copyOldest(): SharedMemtable {
+    const arenas = this.copyArenas;
+    this.copyArenas = undefined;
+    return this.frozen[0]!.mem.share(arenas);
+  }
+
+  /** The oldest WAL still needed once the oldest frozen memtable is in a table: the next frozen one's, or the live one's. */
+  logAfterOldest(): number {
+    return this.frozen[1]?.log ?? this.liveLog;
+  }
+
+  /**
+   * The oldest frozen memtable is in a table: forgets it, keeping its arenas for the next memtable unless an
+   * iterator still reads them. `arenas`: the buffers the flush worker moved back.
+   */
+  retireOldest(arenas: SharedArenas | undefined): void {
+    const f = this.frozen.shift()!;
+    if (arenas !== undefined) this.copyArenas = arenas;
+    if (!f.mem.inUse) this.spare = f.mem;
+  }
+
+  /** The WALs the memtables' writes are in, oldest first (with a WAL). */
+  logs(): number[] {
+    return [...this.frozen.map((f) => f.log), this.liveLog];
+  }
+
+  /**
+   * The newest entry of the user key `k` at or below `seq` in the memtables (`hash` its bloomHash): a copy of its
+   * value, DELETED, or undefined when no memtable holds the key.
+   */
+  get(k: Uint8Array, seq: number, hash: number): GetResult {
+    let mem = this.live;
+    let r = mem.get(k, 0, k.length, seq, hash);
+    for (let i = this.frozen.length - 1; r === LookupResult.NotFound && i >= 0; i--) {
+      mem = this.frozen[i]!.mem;
+      r = mem.get(k, 0, k.length, seq, hash);
+    }
+    if (r === LookupResult.Value) return mem.bytes.slice(mem.valueOffset, mem.valueOffset + mem.valueLength);
+    return r === LookupResult.Deleted ? DELETED : undefined;
+  }
+
+  /** Cursors over every memtable, newest first; each pins its memtable until closed. */
+  iterators(): InternalIterator[] {
+    const out: InternalIterator[] = [this.live.iterator()];
+    for (let i = this.frozen.length - 1; i >= 0; i--) out.push(this.frozen[i]!.mem.iterator());
+    return out;
+  }
+}

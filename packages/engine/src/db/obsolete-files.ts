@@ -1,0 +1,93 @@
+/**
+ * Deleting the files the database no longer needs (Pebble's obsolete_files.go): WALs older than the manifest's log
+ * number, tables no referenced version lists and no running job is writing, manifests other than the live one, and
+ * temporaries. Deletion runs off the event loop; a failed unlink (the file already gone) is retried by the next pass.
+ *
+ * Callers run a pass whenever something may have become obsolete: after a change is installed in the manifest, when
+ * the last reader of an old version lets it go, and once at open, after the new manifest is durable (never before:
+ * the old manifest may still be the one CURRENT names, and it needs the WALs just replayed).
+ */
+import { readdirSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FileType, parseFileName } from '../base/filenames.js';
+import type { TableCache } from '../table/table-cache.js';
+import type { VersionSet } from '../version/version-set.js';
+
+export class ObsoleteFiles {
+  private readonly dir: string;
+  private readonly versions: VersionSet;
+  private readonly tableCache: TableCache;
+  /** Table numbers being written by a flush or compaction: not live yet, not to be deleted. */
+  private readonly pendingOutputs = new Set<number>();
+  /** Unlinks running, by file name. */
+  private readonly deleting = new Map<string, Promise<void>>();
+
+  constructor(dir: string, versions: VersionSet, tableCache: TableCache) {
+    this.dir = dir;
+    this.versions = versions;
+    this.tableCache = tableCache;
+  }
+
+  /** Table `number` is about to be written: no pass deletes it until `release(number)`. */
+  protect(number: number): void {
+    this.pendingOutputs.add(number);
+  }
+
+  /** Table `number` is installed, or its job failed: it is live or obsolete like any other from now on. */
+  release(number: number): void {
+    this.pendingOutputs.delete(number);
+  }
+
+  /**
+   * One pass: starts unlinking every obsolete file in the directory (`listing`: its names, when the caller just read
+   * them) and evicts obsolete tables from the table cache. Never throws: a directory that cannot be read is tried again
+   * at the next pass.
+   */
+  collect(listing?: readonly string[]): void {
+    const versions = this.versions;
+    const live = versions.liveTableNumbers();
+    let names: readonly string[];
+    try {
+      names = listing ?? readdirSync(this.dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const f = parseFileName(name);
+      if (!f) continue;
+      let remove = false;
+      switch (f.type) {
+        case FileType.Log:
+          remove = f.number < versions.logNumber;
+          break;
+        case FileType.Table:
+          remove = !live.has(f.number) && !this.pendingOutputs.has(f.number);
+          if (remove) this.tableCache.evict(f.number);
+          break;
+        case FileType.Manifest:
+          // Also a newer one: a crash between writing a new manifest and renaming CURRENT leaves one behind, and an
+          // open that reuses the manifest CURRENT names writes none that would make it older.
+          remove = f.number !== versions.manifestNumber;
+          break;
+        case FileType.Temp:
+          remove = true;
+          break;
+        default:
+          break;
+      }
+      if (remove && !this.deleting.has(name)) {
+        // Off the event loop: unlinking a large table can take a while.
+        const done = unlink(join(this.dir, name))
+          .catch(() => {})
+          .finally(() => this.deleting.delete(name));
+        this.deleting.set(name, done);
+      }
+    }
+  }
+
+  /** Resolves once the unlinks started so far are done (close waits for them). */
+  async settle(): Promise<void> {
+    await Promise.all([...this.deleting.values()]);
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * Opening a database directory (Pebble's open.go): options, the directory, the LOCK, the manifest, the check of the
+ * manifest against the files present, and the replay of the WALs it still needs. What comes out is the state the
+ * engine is assembled from (engine.ts); nothing runs in the background yet.
+ *
+ * Nothing on disk changes before the manifest's state has been checked against the directory
+ * (`VersionSet.verifyFiles`); if the open then fails, the files it wrote (tables of replayed writes, a new WAL) are
+ * removed again, so a failed open leaves the directory as it found it. Obsolete files are not deleted here: the
+ * engine does that once it runs, when a manifest that no longer needs them is durable.
+ *
+ * After a clean close (the manifest read to its end; with a WAL, exactly one log left, ending with a whole record,
+ * its records fitting one memtable; without a WAL, no log) there is nothing to record, so open writes and syncs
+ * nothing: the manifest is appended to as it is, the replayed memtable becomes the live one and its WAL the live
+ * WAL, new writes following the old ones. That holds because the manifest's log number is that WAL's number, so the
+ * next recovery replays it. Otherwise the replayed writes go to level-0 tables and one fresh manifest records them
+ * together with a new WAL.
+ */
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { EngineError, ErrorCodes, invalidArgument, ioError } from '../base/errors.js';
+import { FileType, logFileName, parseFileName, tableFileName } from '../base/filenames.js';
+import { ValueKind } from '../base/internal-key.js';
+import { type EngineOptions, type ResolvedOptions, resolveOptions } from '../base/options.js';
+import { flushMemtable } from '../compaction/compaction-job.js';
+import { Memtable } from '../memtable/memtable.js';
+import { RecordReader } from '../record/record-reader.js';
+import { RecordWriter } from '../record/record-writer.js';
+import { VersionEdit } from '../version/version-edit.js';
+import { VersionSet } from '../version/version-set.js';
+import { builderOptions } from './background.js';
+import { LockFile } from './lock-file.js';
+import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
+
+/** An opened, recovered database: what the engine is assembled from. The engine takes ownership of all of it. */
+export interface OpenedDatabase {
+  dir: string;
+  options: ResolvedOptions;
+  lock: LockFile;
+  versions: VersionSet;
+  /** The live memtable: the replayed one after a clean close, else empty. */
+  mem: Memtable;
+  /** The live WAL's file and number (without a WAL: undefined and 0). */
+  log: RecordWriter | undefined;
+  logNumber: number;
+  /** The directory's names as open found them, for the first pass over obsolete files. */
+  listing: string[];
+}
+
+/**
+ * Opens `dir` (see the top of the file). Throws EngineError LOCKED, NOT_FOUND, INVALID_ARGUMENT or IO, or
+ * CorruptionError; a failed open releases what it took and leaves every file in `dir` as it was.
+ */
+export function openDatabase(dir: string, options?: EngineOptions): OpenedDatabase {
+  const opts = resolveOptions(options);
+  if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument('dir must be a non-empty string');
+  if (opts.createIfMissing) {
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (err) {
+      throw ioError('creating', dir, err);
+    }
+  }
+  const exists = VersionSet.exists(dir);
+  if (!exists && !opts.createIfMissing) {
+    throw new EngineError(ErrorCodes.NOT_FOUND, `${dir} does not exist: no database there (createIfMissing is false)`);
+  }
+  if (exists && opts.errorIfExists) {
+    throw new EngineError(ErrorCodes.NOT_FOUND, `a database already exists in ${dir} (errorIfExists is true)`);
+  }
+  const lock = LockFile.acquire(dir);
+  const versions = new VersionSet(dir, opts.numLevels);
+  try {
+    if (exists) versions.recover();
+    const listing = readdirSync(dir);
+    versions.verifyFiles(listing);
+    const created: string[] = [];
+    try {
+      const { mem, log, logNumber } = replayAndRecord(dir, opts, versions, listing, created);
+      return { dir, options: opts, lock, versions, mem, log, logNumber, listing };
+    } catch (err) {
+      for (const path of created) {
+        try {
+          unlinkSync(path);
+        } catch {
+          // Never written.
+        }
+      }
+      throw err;
+    }
+  } catch (err) {
+    versions.close();
+    lock.release();
+    throw err;
+  }
+}
+
+/**
+ * Recovery's writing part: replays the logs the manifest still needs, then either keeps the manifest and the last
+ * log as they are (a clean close) or writes the replayed writes to level-0 tables and records them and a new WAL in
+ * a fresh manifest. Every file it creates is listed in `created` before it is written.
+ */
+function replayAndRecord(
+  dir: string,
+  options: ResolvedOptions,
+  versions: VersionSet,
+  listing: readonly string[],
+  created: string[],
+): { mem: Memtable; log: RecordWriter | undefined; logNumber: number } {
+  const logs: number[] = [];
+  for (const name of listing) {
+    const f = parseFileName(name);
+    if (!f) continue;
+    versions.markFileNumberUsed(f.number);
+    if (f.type === FileType.Log && f.number >= versions.logNumber) logs.push(f.number);
+  }
+  logs.sort((a, b) => a - b);
+  const edit = new VersionEdit();
+  const builder = builderOptions(options);
+  // Room for nothing: sized at the first record, so an open with nothing to replay allocates no arenas. As the live
+  // memtable, the first write finds it full and rotates to a full-size one: an engine that is only read never
+  // allocates the ~10 MiB of arenas.
+  let mem = new Memtable(0);
+  let maxSequence = versions.lastSequence;
+  /** Bytes of the last log, when it ends with a whole record; -1 after a torn tail. */
+  let logEnd = 0;
+  const flushRecovered = () => {
+    if (mem.count === 0) return;
+    const number = versions.newFileNumber();
+    created.push(tableFileName(dir, number));
+    const result = flushMemtable({ kind: 'flush', dir, number, memtable: mem.share(), builder });
+    for (const o of result.outputs) edit.addFile(0, o);
+  };
+  const handler: BatchHandler = {
+    put: (buf, ks, kl, vs, vl, seq) => mem.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
+    del: (buf, ks, kl, seq) => mem.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
+  };
+  const cursor = new Int32Array(1);
+  for (const n of logs) {
+    const path = logFileName(dir, n);
+    const reader = new RecordReader(path);
+    for (let rec = reader.readRecord(); rec; rec = reader.readRecord()) {
+      const count = batchCount(rec);
+      if (!mem.hasRoomFor(rec.length, count)) {
+        flushRecovered();
+        mem = new Memtable(Math.max(options.writeBufferSize, Memtable.capacityForBatch(rec.length, count)));
+      }
+      const seq = batchSequence(rec);
+      replayBatch(rec, rec.length, seq, handler, cursor, path, reader.recordOffset);
+      if (count > 0 && seq + count - 1 > maxSequence) maxSequence = seq + count - 1;
+    }
+    logEnd = reader.validLength === reader.fileSize ? reader.fileSize : -1;
+  }
+  versions.lastSequence = maxSequence;
+  const wal = options.wal;
+  // With a WAL, the manifest's log number must name the live WAL (`verifyFiles` relies on it): a database last
+  // written without one (no log left) records its new WAL. Without a WAL, a replayed log must be retired by a
+  // manifest: nothing else would ever stop it being replayed.
+  const clean = edit.newFiles.length === 0 && logEnd >= 0 && logs.length === (wal ? 1 : 0);
+  if (clean && versions.reuseManifest()) {
+    const last = logs[0];
+    if (last === undefined) return { mem: new Memtable(0), log: undefined, logNumber: 0 };
+    return { mem, log: new RecordWriter(logFileName(dir, last), undefined, logEnd), logNumber: last };
+  }
+  flushRecovered();
+  let log: RecordWriter | undefined;
+  let logNumber = 0;
+  if (wal) {
+    logNumber = versions.newFileNumber();
+    const path = logFileName(dir, logNumber);
+    created.push(path);
+    log = new RecordWriter(path);
+  }
+  try {
+    // The new log number (without a WAL: the next file number) retires every log replayed here.
+    edit.logNumber = wal ? logNumber : versions.nextFileNumber;
+    // One new manifest records the recovered tables and the new log number together (tables are already synced).
+    versions.applyUnlogged(edit);
+    versions.writeNewManifest();
+  } catch (err) {
+    log?.close();
+    throw err;
+  }
+  return { mem: new Memtable(0), log, logNumber };
+}

@@ -1,0 +1,212 @@
+/**
+ * The write path (Pebble's commit pipeline, in one thread): a write is encoded once into a reused batch, takes the
+ * next sequence numbers, is appended to the WAL's buffer and inserted into the live memtable, all synchronously and
+ * in call order, so a read right after the call sees it. Its promise resolves when it is durable to the level asked
+ * (the WAL's group commit, wal-writer.ts), later when background work lags (write-gate.ts).
+ *
+ * A full memtable is frozen and a new one started with a new WAL (`rotate`); background work flushes the frozen one.
+ *
+ * Ownership: the write path owns the live WAL and the closes of rotated ones; `close()` syncs and closes them all.
+ */
+import { closedError, invalidArgument } from '../base/errors.js';
+import { logFileName } from '../base/filenames.js';
+import { ValueKind } from '../base/internal-key.js';
+import type { ResolvedOptions } from '../base/options.js';
+import type { JobPool } from '../compaction/job-pool.js';
+import { Memtable } from '../memtable/memtable.js';
+import { RecordWriter } from '../record/record-writer.js';
+import type { VersionSet } from '../version/version-set.js';
+import { WalWriter } from '../wal/wal-writer.js';
+import type { BackgroundWork } from './background.js';
+import type { MemtableSet } from './memtables.js';
+import { type BatchHandler, type Bytes, replayBatch, WriteBatch } from './write-batch.js';
+import { nextTurn, type WriteGate } from './write-gate.js';
+
+/** One operation of `engine.write([...])`. */
+export type WriteOperation = { type: 'put'; key: Bytes; value: Bytes } | { type: 'del'; key: Bytes };
+
+/** What the write path needs of the engine, each part whole. */
+export interface WritePathParts {
+  dir: string;
+  options: ResolvedOptions;
+  versions: VersionSet;
+  memtables: MemtableSet;
+  gate: WriteGate;
+  background: BackgroundWork;
+  jobs: JobPool;
+  /** The live WAL's file (recovery created it, or reopened the replayed log), numbered `memtables.liveLog`; absent without a WAL. */
+  log: RecordWriter | undefined;
+}
+
+/** Without a WAL, while flushes or compactions run, one write per this many entries resolves on the next turn. */
+const YIELD_EVERY = 1024;
+
+export class WritePath {
+  private readonly dir: string;
+  private readonly options: ResolvedOptions;
+  private readonly versions: VersionSet;
+  private readonly memtables: MemtableSet;
+  private readonly gate: WriteGate;
+  private readonly background: BackgroundWork;
+  private readonly jobs: JobPool;
+  private wal: WalWriter | undefined;
+  /** Final syncs of rotated WALs still running. */
+  private readonly walClosing = new Set<Promise<void>>();
+  // Reused on every write so that a put allocates nothing but what the caller passed in.
+  private readonly scratch = new WriteBatch(undefined, 1024);
+  private readonly cursor = new Int32Array(1);
+  private readonly inserter: BatchHandler;
+  private readonly resolved = Promise.resolve();
+  private readonly onWalError = (err: Error): void => this.gate.fail(err);
+  private writesSinceYield = 0;
+  private poolWarm = false;
+  private closed = false;
+
+  constructor(parts: WritePathParts) {
+    this.dir = parts.dir;
+    this.options = parts.options;
+    this.versions = parts.versions;
+    this.memtables = parts.memtables;
+    this.gate = parts.gate;
+    this.background = parts.background;
+    this.jobs = parts.jobs;
+    this.wal = parts.log && new WalWriter(parts.log, parts.memtables.liveLog, this.onWalError);
+    const memtables = parts.memtables;
+    this.inserter = {
+      put: (buf, ks, kl, vs, vl, seq) => memtables.live.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
+      del: (buf, ks, kl, seq) => memtables.live.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
+    };
+  }
+
+  /** True when writes go to a WAL (the engine's `wal` option). */
+  get logged(): boolean {
+    return this.wal !== undefined;
+  }
+
+  put(key: Bytes, value: Bytes, sync: boolean | undefined): Promise<void> {
+    const b = this.scratch.clear();
+    try {
+      b.put(key, value);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.apply(b, sync);
+  }
+
+  delete(key: Bytes, sync: boolean | undefined): Promise<void> {
+    const b = this.scratch.clear();
+    try {
+      b.del(key);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.apply(b, sync);
+  }
+
+  write(ops: readonly WriteOperation[] | WriteBatch, sync: boolean | undefined): Promise<void> {
+    if (ops instanceof WriteBatch) return this.apply(ops, sync);
+    if (!Array.isArray(ops))
+      return Promise.reject(invalidArgument('write takes an array of operations or a WriteBatch'));
+    const b = this.scratch.clear();
+    try {
+      for (const op of ops) {
+        if (op?.type === 'put') b.put(op.key, op.value);
+        else if (op?.type === 'del') b.del(op.key);
+        else throw invalidArgument(`unknown operation type ${String(op?.type)}`);
+      }
+    } catch (err) {
+      b.clear();
+      return Promise.reject(err);
+    }
+    return this.apply(b, sync);
+  }
+
+  /** Applies `batch` (see the top of the file); `sync` undefined takes the engine's default. */
+  apply(batch: WriteBatch, sync: boolean | undefined): Promise<void> {
+    if (this.closed) return Promise.reject(closedError(`engine ${this.dir}`));
+    if (this.gate.error) return Promise.reject(this.gate.error);
+    const count = batch.count;
+    if (count === 0) return this.resolved;
+    const memtables = this.memtables;
+    if (!memtables.live.hasRoomFor(batch.length, count)) {
+      try {
+        this.rotate(batch.length, count);
+      } catch (err) {
+        this.gate.fail(err as Error);
+        return Promise.reject(err);
+      }
+    }
+    const seq = this.versions.lastSequence + 1;
+    batch.seal(seq);
+    const wal = this.wal;
+    if (wal) wal.append(batch.rep, 0, batch.length);
+    replayBatch(batch.rep, batch.length, seq, this.inserter, this.cursor, 'write batch', 0);
+    this.versions.lastSequence = seq + count - 1;
+    const usage = memtables.live.memoryUsage;
+    // The worker threads start once the memtable is a quarter full, so that they have loaded (it takes a while) by
+    // the time its flush needs them, and a session that writes little starts none.
+    if (!this.poolWarm && usage >= this.options.writeBufferSize / 4) {
+      this.poolWarm = true;
+      this.jobs.warmUp();
+    }
+    if (usage >= this.options.writeBufferSize) {
+      try {
+        this.rotate(0, 0);
+      } catch (err) {
+        this.gate.fail(err as Error);
+      }
+    }
+    if (wal === undefined) {
+      // Without a WAL nothing is durable before close: the write is done once it is in the memtable. A writer
+      // awaiting each such write never leaves the microtask queue, so a finished flush (a worker message) would not
+      // be seen until writes stall: while background work runs, one write per YIELD_EVERY entries waits a turn.
+      this.writesSinceYield += count;
+      if (this.writesSinceYield >= YIELD_EVERY && this.background.busy) {
+        this.writesSinceYield = 0;
+        return this.gate.admit(nextTurn());
+      }
+      return this.gate.admit(this.resolved);
+    }
+    // Durable to the level asked: in the OS (the write(2) of this turn returned), or on disk (an fdatasync after it).
+    return this.gate.admit((sync ?? this.options.sync) ? wal.waitForSync() : wal.written());
+  }
+
+  /**
+   * Freezes the live memtable (if it holds anything) with its WAL, starts a new memtable big enough for a batch of
+   * `needBytes` and `needEntries` and, with a WAL, a new WAL, and schedules the flush. Throws EngineError IO if the
+   * new WAL cannot be created.
+   */
+  rotate(needBytes: number, needEntries: number): void {
+    const memtables = this.memtables;
+    const capacity = Math.max(this.options.writeBufferSize, Memtable.capacityForBatch(needBytes, needEntries));
+    let log = memtables.liveLog;
+    if (memtables.live.count > 0 && this.wal) {
+      const number = this.versions.newFileNumber();
+      const next = new RecordWriter(logFileName(this.dir, number));
+      const closed = this.wal.close();
+      this.walClosing.add(closed);
+      void closed.then(() => this.walClosing.delete(closed));
+      this.wal = new WalWriter(next, number, this.onWalError, closed);
+      log = number;
+    }
+    memtables.rotate(capacity, log);
+    this.background.maybeScheduleFlush();
+  }
+
+  /** Resolves once every write so far has been handed to the OS (a checkpoint copies the WAL files after it). */
+  written(): Promise<void> {
+    return this.wal ? this.wal.written() : this.resolved;
+  }
+
+  /** Refuses further writes (close, from its start): they reject with EngineError CLOSED. */
+  refuse(): void {
+    this.closed = true;
+  }
+
+  /** Writes, syncs and closes the live WAL and waits for the rotated ones' final syncs. I/O failures went to the gate. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.wal) await this.wal.close();
+    await Promise.all([...this.walClosing]);
+  }
+}

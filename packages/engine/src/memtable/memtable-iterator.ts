@@ -1,0 +1,84 @@
+/**
+ * A positioned cursor over a memtable (see InternalIterator). Moving allocates nothing: the current key is copied
+ * into an instance-owned buffer, whose view `key()` returns is reused while keys keep one length (as a block
+ * iterator's is), and values are copied out of the arena by `copyValueInto` without a view. `value()` is a view into
+ * the arena, valid for the memtable's life (arenas never move).
+ *
+ * The iterator pins its memtable until `close()`, so that a flushed memtable's arenas are not reused under it.
+ */
+import { copyBytes } from '../base/coding.js';
+import type { InternalIterator } from '../base/internal-iterator.js';
+import type { Memtable } from './memtable.js';
+
+export class MemtableIterator implements InternalIterator {
+  private readonly mem: Memtable;
+  private node = 0;
+  private open = true;
+  private keyBuf = new Uint8Array(64);
+  /** `keyBuf[0..length)` as `key()` last handed it out. */
+  private keyView = this.keyBuf.subarray(0, 0);
+
+  /** Made by `Memtable.iterator()`, which counts it as a reader. */
+  constructor(mem: Memtable) {
+    this.mem = mem;
+  }
+
+  valid(): boolean {
+    return this.node !== 0;
+  }
+
+  seekToFirst(): void {
+    this.node = this.mem.nodeAfter(0);
+  }
+
+  seekToLast(): void {
+    this.node = this.mem.lastNode();
+  }
+
+  seek(target: Uint8Array): void {
+    this.node = this.mem.nodeAtOrAfter(target);
+  }
+
+  next(): void {
+    this.node = this.mem.nodeAfter(this.node);
+  }
+
+  prev(): void {
+    this.node = this.mem.nodeBefore(this.key());
+  }
+
+  key(): Uint8Array {
+    const mem = this.mem;
+    const n = this.node;
+    const len = mem.keyLengthOf(n);
+    if (this.keyBuf.length < len) {
+      this.keyBuf = new Uint8Array(Math.max(len, this.keyBuf.length * 2));
+      this.keyView = this.keyBuf.subarray(0, 0);
+    }
+    copyBytes(mem.bytes, mem.keyOffsetOf(n), len, this.keyBuf, 0);
+    if (this.keyView.length !== len) this.keyView = this.keyBuf.subarray(0, len);
+    return this.keyView;
+  }
+
+  value(): Uint8Array {
+    return this.mem.valueOf(this.node);
+  }
+
+  valueLength(): number {
+    return this.mem.valueLengthOf(this.node);
+  }
+
+  copyValueInto(target: Uint8Array, at: number): void {
+    const mem = this.mem;
+    const n = this.node;
+    copyBytes(mem.bytes, mem.keyOffsetOf(n) + mem.keyLengthOf(n), mem.valueLengthOf(n), target, at);
+  }
+
+  close(): void {
+    this.node = 0;
+    if (this.open) {
+      this.open = false;
+      this.mem.releaseReader();
+    }
+  }
+}

@@ -16,6 +16,13 @@ export const ErrorCodes = {
   NOT_FOUND: 'HEAPLESS_ERR_NOT_FOUND',
   /** An operating-system I/O call failed (disk full, permission...). The cause is attached. */
   IO: 'HEAPLESS_ERR_IO',
+
+  // Issue 14 (compression codecs).
+  /**
+   * What was asked needs something this runtime lacks: writing zstd before Node 22.15 (no `zlib.zstdCompressSync`), or
+   * a codec whose native binding does not load on this platform. Names the codec and what is missing.
+   */
+  UNSUPPORTED: 'HEAPLESS_ERR_UNSUPPORTED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

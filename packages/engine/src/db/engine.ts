@@ -26,6 +26,7 @@ import { LookupResult, Memtable, type SharedArenas } from '../memtable/memtable.
 import { RecordReader } from '../record/record-reader.js';
 import { BlockCache } from '../table/block-cache.js';
 import { bloomHash } from '../table/bloom.js';
+import { blockCompressor } from '../table/compression.js';
 import type { TableBuilderOptions } from '../table/table-builder.js';
 import { TableCache } from '../table/table-cache.js';
 import { DELETED, type GetResult } from '../table/table-reader.js';
@@ -199,6 +200,7 @@ export class Engine {
       restartInterval: options.blockRestartInterval,
       bloomBitsPerKey: options.bloomBitsPerKey,
       compression: options.compression,
+      zstdLevel: options.zstdLevel,
     };
     // Room for nothing: the first write finds it full and rotates to a full-size memtable (`rotate` freezes only a
     // memtable that holds something). An engine that is only read never allocates the ~10 MiB of arenas, and open
@@ -218,7 +220,9 @@ export class Engine {
    * `close()`.
    *
    * Throws (rejects with) EngineError: LOCKED if another open holds `dir`; NOT_FOUND when there is no database and
-   * `createIfMissing` is false, or there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options; IO;
+   * `createIfMissing` is false, or there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options;
+   * UNSUPPORTED for a `compression` this runtime cannot write (zstd before Node 22.15, a codec binding that does not
+   * load); IO;
    * CorruptionError when the manifest, a WAL record in the middle of a log, or a table read during recovery is bad,
    * or when the manifest does not match the files in `dir`; a failed open leaves every file in `dir` as it was.
    */
@@ -228,6 +232,9 @@ export class Engine {
 
   private static openSync(dir: string, options?: EngineOptions): Engine {
     const opts = resolveOptions(options);
+    // A codec that cannot be used here (zstd before Node 22.15, a binding that does not load) fails the open, not the
+    // first flush in a worker.
+    blockCompressor(opts.compression, opts.zstdLevel);
     if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument('dir must be a non-empty string');
     if (opts.createIfMissing) {
       try {

@@ -1,5 +1,4 @@
 import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
-import { deflateRawSync } from 'node:zlib';
 import { crc32c, maskCrc } from '../base/crc32c.js';
 import { EngineError, ErrorCodes, invalidArgument } from '../base/errors.js';
 import {
@@ -10,8 +9,10 @@ import {
   ValueKind,
   writeTrailer,
 } from '../base/internal-key.js';
+import type { Compression } from '../base/options.js';
 import { BlockBuilder, writeU32LE } from './block-builder.js';
 import { BloomFilterBuilder } from './bloom.js';
+import { type BlockCompressor, blockCompressor, CompressionType, compressionName } from './compression.js';
 
 /**
  * Writes one SSTable. Layout (FORMAT.md, "SSTable"):
@@ -42,16 +43,6 @@ export const TABLE_MAGIC = new Uint8Array([0x68, 0x65, 0x61, 0x70, 0x6c, 0x65, 0
 /** Table format version written in the footer; readers reject versions they do not know. */
 export const TABLE_FORMAT_VERSION = 1;
 
-/** Compression type byte of a block trailer. On disk: never renumber. */
-export const CompressionType = {
-  None: 0,
-  /** Raw deflate (RFC 1951, no zlib header) via node:zlib. */
-  Deflate: 1,
-} as const;
-
-/** Names a table builder option accepts for `compression`. */
-export type CompressionName = 'none' | 'deflate';
-
 /** Metaindex key of the bloom filter block. */
 export const FILTER_META_KEY = 'filter.bloom';
 /** Metaindex key of the properties block. */
@@ -65,8 +56,10 @@ export interface TableBuilderOptions {
   restartInterval?: number;
   /** Bloom filter bits per user key; 0 writes no filter. Default 10 (about 1% false positives). */
   bloomBitsPerKey?: number;
-  /** Block compression; a block is stored compressed only if that saves at least 12.5%. Default 'none'. */
-  compression?: CompressionName;
+  /** Block compression (see compression.ts); a block is stored compressed only if that saves at least 12.5%. Default 'none'. */
+  compression?: Compression;
+  /** zstd's level when `compression` is 'zstd'. Default 3. */
+  zstdLevel?: number;
 }
 
 /** What `finish()` reports about the table it wrote. */
@@ -94,7 +87,7 @@ export class TableBuilder {
   readonly path: string;
   private fd: number;
   private readonly blockSize: number;
-  private readonly compression: number;
+  private readonly compressor: BlockCompressor | null;
   private readonly bloomBitsPerKey: number;
   private readonly restartInterval: number;
   private readonly dataBlock: BlockBuilder;
@@ -133,21 +126,18 @@ export class TableBuilder {
     const blockSize = options.blockSize ?? 4096;
     const restartInterval = options.restartInterval ?? 16;
     const bloomBitsPerKey = options.bloomBitsPerKey ?? 10;
-    const compression = options.compression ?? 'none';
     if (!Number.isInteger(blockSize) || blockSize < 64 || blockSize > 64 * 1024 * 1024) {
       throw invalidArgument(`blockSize must be an integer in [64, 64 MiB], got ${blockSize}`);
     }
     if (!(bloomBitsPerKey >= 0) || bloomBitsPerKey > 1000) {
       throw invalidArgument(`bloomBitsPerKey must be in [0, 1000], got ${bloomBitsPerKey}`);
     }
-    if (compression !== 'none' && compression !== 'deflate') {
-      throw invalidArgument(`compression must be 'none' or 'deflate', got ${String(compression)}`);
-    }
+    // Before the file exists: a codec that cannot be used here fails the build, not the table.
+    this.compressor = blockCompressor(options.compression ?? 'none', options.zstdLevel);
     this.path = path;
     this.blockSize = blockSize;
     this.restartInterval = restartInterval;
     this.bloomBitsPerKey = bloomBitsPerKey;
-    this.compression = compression === 'deflate' ? CompressionType.Deflate : CompressionType.None;
     this.dataBlock = new BlockBuilder(restartInterval, blockSize + 1024);
     // Index entries are few and looked up by binary search: a restart at every entry, as LevelDB does.
     this.indexBlock = new BlockBuilder(1, 4096);
@@ -258,7 +248,7 @@ export class TableBuilder {
       const num = (name: string, v: number) => props.add(utf8(name), encodeVarint(v));
       // Property names in bytewise order (a block's keys are kept sorted even where nothing seeks them).
       num('bloom.bits.per.key', this.bloomBitsPerKey);
-      props.add(utf8('compression'), utf8(this.compression === CompressionType.Deflate ? 'deflate' : 'none'));
+      props.add(utf8('compression'), utf8(compressionName(this.compressor?.type ?? CompressionType.None)!));
       num('creation.time', Date.now());
       num('data.blocks', this.dataBlocks);
       num('data.size', filterOffset >= 0 ? filterOffset : this.offset);
@@ -393,13 +383,13 @@ export class TableBuilder {
   private writeBlock(contents: Uint8Array, compressible: boolean): number {
     let stored = contents;
     let type: number = CompressionType.None;
-    if (compressible && this.compression === CompressionType.Deflate) {
-      const c = deflateRawSync(contents, { level: 1 });
+    if (compressible && this.compressor !== null) {
+      const c = this.compressor.compress(contents);
       // Keep the compressed form only if it saves at least 1/8 of the block: below that, reading it costs more
       // than the bytes saved.
       if (c.length <= contents.length - (contents.length >>> 3)) {
         stored = c;
-        type = CompressionType.Deflate;
+        type = this.compressor.type;
       }
     }
     const trailer = this.trailerScratch;

@@ -1,5 +1,4 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { inflateRawSync } from 'node:zlib';
 import { crc32c, unmaskCrc } from '../base/crc32c.js';
 import { CorruptionError, EngineError, ErrorCodes } from '../base/errors.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
@@ -16,9 +15,9 @@ import {
 import { Block, BlockIterator, readU32LE } from './block.js';
 import type { BlockCache } from './block-cache.js';
 import { BloomFilter, bloomHash } from './bloom.js';
+import { CompressionType, compressionName, decompressBlock } from './compression.js';
 import {
   BLOCK_TRAILER_SIZE,
-  CompressionType,
   FILTER_META_KEY,
   FOOTER_SIZE,
   PROPERTIES_META_KEY,
@@ -759,15 +758,13 @@ function decodeBlock(
     throw new CorruptionError(path, offset, 'block checksum mismatch');
   }
   if (type === CompressionType.None) return new Uint8Array(buf.buffer, buf.byteOffset + at, size);
-  if (type === CompressionType.Deflate) {
-    try {
-      const plain = inflateRawSync(buf.subarray(at, at + size));
-      return new Uint8Array(plain.buffer, plain.byteOffset, plain.length);
-    } catch {
-      throw new CorruptionError(path, offset, 'block does not inflate');
-    }
+  try {
+    return decompressBlock(type, buf.subarray(at, at + size));
+  } catch (err) {
+    if (err instanceof EngineError) throw err; // a codec that does not load here: not the file's fault
+    const codec = compressionName(type) ?? `compression type ${type}`;
+    throw new CorruptionError(path, offset, `${codec} block does not decompress: ${(err as Error).message}`);
   }
-  throw new CorruptionError(path, offset + size, `unknown compression type ${type}`);
 }
 
 /** Reads a varint of up to 2^53 at `buf[pos[0]]`; -1 if it is malformed or runs past `limit`. */

@@ -146,7 +146,7 @@ describe('compression codecs', () => {
         else if (codec === 'lz4')
           s[0] = (s[0]! + 1) & 0xff; // the uint32le length prefix
         else if (codec === 'zstd')
-          s[5]! ^= 0x40; // the frame content size
+          s[0]! ^= 0xff; // the frame's magic number
         else s[0] = 0xff; // deflate: BFINAL with the reserved block type 3
       });
       // A flipped byte without a CRC fix is caught by the checksum, before any decompression.
@@ -256,6 +256,18 @@ describe('decompressBlock on hostile bytes', () => {
     ).toThrow(/malformed length/);
     expect(() => decompressBlock(CompressionType.Zstd, enc.encode('not a zstd frame'))).toThrow(/malformed length/);
     expect(() => decompressBlock(99, plain)).toThrow(/unknown compression type 99/);
+    // A content size of 0 (fzstd would allocate the frame's window instead).
+    expect(() =>
+      decompressBlock(CompressionType.Zstd, new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0, 0, 0])),
+    ).toThrow(/declares 0 plain bytes/);
+  });
+
+  it.runIf(zstdWritable)('zstd through node:zlib: a frame whose content size is off by a little is refused', () => {
+    const s = Uint8Array.from(sample.zstd!); // a copy (Buffer#slice would share the bytes)
+    // FHD 0x60 or 0x20: single segment, a 2- or 1-byte content size right after the descriptor.
+    expect(s[4]! & 0x20).toBe(0x20);
+    s[5]! ^= 1;
+    expect(() => decompressBlock(CompressionType.Zstd, s)).toThrow(Error);
   });
 
   for (const codec of WRITABLE) {
@@ -265,7 +277,7 @@ describe('decompressBlock on hostile bytes', () => {
       expect(() => decompressBlock(typeOf(codec), s.subarray(0, s.length >> 1))).toThrow(Error);
       fc.assert(
         fc.property(fc.integer({ min: 0, max: s.length - 1 }), fc.integer({ min: 1, max: 255 }), (at, bits) => {
-          const damaged = s.slice();
+          const damaged = Uint8Array.from(s);
           damaged[at]! ^= bits;
           try {
             // Damage inside a literal can decode (that is what the CRC is for): then the length still holds.

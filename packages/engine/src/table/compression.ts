@@ -7,7 +7,7 @@
  *   0     none     the plain contents
  *   1     deflate  raw deflate (RFC 1951, no zlib header), level 1                node:zlib
  *   4     lz4      uint32le plain length ++ one LZ4 block                         lz4-napi (lz4_flex)
- *   7     zstd     one zstd frame (RFC 8878) with its content size in the header  node:zlib (Node >= 22.15), fzstd
+ *   7     zstd     one zstd frame (RFC 8878) with its content size in the header  node:zlib (>= 22.15), fzstd
  *   8     snappy   raw snappy (varint plain length ++ snappy elements)            snappy (napi-rs)
  *
  * LZ4 and zstd take RocksDB's numbers. Snappy's would be 1 in LevelDB and RocksDB, but 1 was deflate's on disk
@@ -15,8 +15,8 @@
  * 8, the first number RocksDB leaves unused.
  *
  * zstd is written with node:zlib, which has it from Node 22.15 / 23.8 on; on an older Node, writing zstd is refused
- * with HEAPLESS_ERR_UNSUPPORTED and reading it falls back to fzstd (pure JavaScript), so a zstd database written on
- * a newer Node still opens. The native codecs (snappy, lz4) ship prebuilt per platform in npm packages; they load on
+ * with HEAPLESS_ERR_UNSUPPORTED, and reading falls back to fzstd (pure JavaScript), so a zstd database written on a
+ * newer Node still opens there. The native codecs (snappy, lz4) ship prebuilt per platform in npm packages; they load on
  * first use, so an engine that never meets them loads neither.
  *
  * Decoding is defensive, since the bytes come from disk: the plain length each format declares is checked against
@@ -156,17 +156,22 @@ export function decompressBlock(type: number, stored: Uint8Array): Uint8Array {
       return exactly('lz4', codecs.lz4().uncompressSync(stored), plain);
     }
     case CompressionType.Zstd: {
+      // A frame that records a content size of 0 would have fzstd allocate its window instead (up to 2 GiB); no
+      // block is empty (its restart array alone is 8 bytes), so it is damage.
       const plain = checkedLength('zstd', zstdContentSize(stored), MAX_PLAIN_BLOCK_SIZE);
+      if (plain === 0) throw new Error('zstd block declares 0 plain bytes');
+      // node:zlib checks that the frame decodes to its content size; fzstd (Node 20) does not, so there damage that
+      // the CRC misses can reach the block parser, which still refuses a block whose restart array does not hold.
       const decompressSync = nodeZstd.zstdDecompressSync;
-      if (decompressSync !== undefined) {
-        return exactly('zstd', decompressSync(stored, { maxOutputLength: Math.max(plain, 1) }), plain);
-      }
-      return exactly('zstd', codecs.fzstd().decompress(stored), plain);
+      const out =
+        decompressSync === undefined
+          ? codecs.fzstd().decompress(stored)
+          : decompressSync(stored, { maxOutputLength: plain });
+      return exactly('zstd', ownBytes(out), plain);
     }
     case CompressionType.Deflate: {
       const limit = Math.min(MAX_PLAIN_BLOCK_SIZE, stored.length * DEFLATE_MAX_EXPANSION + 64);
-      const out = zlib.inflateRawSync(stored, { maxOutputLength: limit });
-      return new Uint8Array(out.buffer, out.byteOffset, out.length);
+      return ownBytes(zlib.inflateRawSync(stored, { maxOutputLength: limit }));
     }
     default:
       throw new Error(`unknown compression type ${type}`);
@@ -183,6 +188,17 @@ function checkedLength(codec: string, declared: number, bound: number): number {
     throw new Error(`${codec} block declares ${declared} plain bytes, more than its stored bytes can hold`);
   }
   return declared;
+}
+
+/**
+ * `out` as a plain Uint8Array, copied when it is a small view of a larger buffer: node:zlib hands back a view of its
+ * output chunk (16 KiB on Node 20, 64 KiB on Node 24), which a cached 4 KiB block would otherwise keep alive whole.
+ * The copy is one memcpy of the block, beside a decode that costs ten to a hundred times more; snappy, lz4 and fzstd
+ * decode straight into a buffer of the block's size and are never copied.
+ */
+function ownBytes(out: Uint8Array): Uint8Array {
+  const view = new Uint8Array(out.buffer, out.byteOffset, out.length);
+  return out.buffer.byteLength > out.length * 2 ? view.slice() : view;
 }
 
 /** A plain Uint8Array over `out` (one hidden class for every block's data), checked to be `length` bytes. */

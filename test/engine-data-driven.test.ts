@@ -73,12 +73,16 @@ class Session {
     return s;
   }
 
-  /** Runs one case; the directory's path reads `<dir>` in outputs and errors, so that they do not depend on it. */
+  /**
+   * Runs one case; the directory's path reads `<dir>` and a process id `pid <pid>` in outputs and errors, so that they
+   * do not depend on the run.
+   */
   async run(c: DataCase): Promise<string> {
     try {
-      return (await this.command(c)).replaceAll(this.dir, '<dir>');
+      return (await this.command(c)).replaceAll(this.dir, '<dir>').replace(/pid \d+/g, 'pid <pid>');
     } catch (err) {
-      if (err instanceof Error) err.message = err.message.replaceAll(this.dir, '<dir>');
+      if (err instanceof Error)
+        err.message = err.message.replaceAll(this.dir, '<dir>').replace(/pid \d+/g, 'pid <pid>');
       throw err;
     }
   }

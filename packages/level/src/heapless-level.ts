@@ -58,6 +58,7 @@ const ENGINE_OPTION_NAMES: Readonly<Record<keyof EngineOptions, true>> = {
   blockCacheSize: true,
   maxOpenFiles: true,
   compression: true,
+  zstdLevel: true,
   verifyChecksums: true,
 };
 

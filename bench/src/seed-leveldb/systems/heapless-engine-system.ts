@@ -85,8 +85,12 @@ class HeaplessEngineStore implements SeedStore {
   }
 }
 
-/** Imports @heapless/engine; throws {@link SystemUnavailableError} when it is not built or lacks `Engine.open`. */
-export async function loadHeaplessEngineSystem(): Promise<SeedSystem> {
+/**
+ * Imports @heapless/engine; throws {@link SystemUnavailableError} when it is not built or lacks `Engine.open`. Each
+ * store opens with `options` (e.g. `{ compression: 'zstd' }`); an option this runtime cannot honour (the engine's
+ * HEAPLESS_ERR_UNSUPPORTED, as zstd before Node 22.15) makes the system unavailable too.
+ */
+export async function loadHeaplessEngineSystem(options: object = {}): Promise<SeedSystem> {
   let module: { Engine?: Partial<EngineClass> };
   try {
     module = (await import(ENGINE_PACKAGE)) as typeof module;
@@ -100,6 +104,15 @@ export async function loadHeaplessEngineSystem(): Promise<SeedSystem> {
   const open = engineClass.open.bind(engineClass);
   return {
     persistent: true,
-    open: async (dir) => new HeaplessEngineStore(await open(dir, {})),
+    open: async (dir) => {
+      try {
+        return new HeaplessEngineStore(await open(dir, options));
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 'HEAPLESS_ERR_UNSUPPORTED') {
+          throw new SystemUnavailableError((error as Error).message);
+        }
+        throw error;
+      }
+    },
   };
 }

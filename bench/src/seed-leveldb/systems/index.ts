@@ -11,6 +11,12 @@ const loaders: Readonly<Record<string, () => Promise<SeedSystem>>> = {
   rocksdb: async () => (await import('./rocksdb-system.js')).loadRocksdbSystem(),
   'heapless-engine': async () => (await import('./heapless-engine-system.js')).loadHeaplessEngineSystem(),
   'heapless-level': async () => (await import('./heapless-level-system.js')).loadHeaplessLevelSystem(),
+  ...Object.fromEntries(
+    (['none', 'snappy', 'lz4', 'zstd', 'deflate'] as const).map((compression) => [
+      `heapless-engine-${compression}`,
+      async () => (await import('./heapless-engine-system.js')).loadHeaplessEngineSystem({ compression }),
+    ]),
+  ),
 };
 
 /** Returns the system named `name`; throws on an unknown name. */

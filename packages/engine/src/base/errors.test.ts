@@ -31,6 +31,7 @@ describe('ENGINE_ERRORS', () => {
         'HEAPLESS_ERR_INVALID_ARGUMENT',
         'HEAPLESS_ERR_NOT_FOUND',
         'HEAPLESS_ERR_IO',
+        'HEAPLESS_ERR_UNSUPPORTED',
       ].sort(),
     );
     expect(ErrorCodes).toEqual({
@@ -40,6 +41,7 @@ describe('ENGINE_ERRORS', () => {
       INVALID_ARGUMENT: 'HEAPLESS_ERR_INVALID_ARGUMENT',
       NOT_FOUND: 'HEAPLESS_ERR_NOT_FOUND',
       IO: 'HEAPLESS_ERR_IO',
+      UNSUPPORTED: 'HEAPLESS_ERR_UNSUPPORTED',
     });
     expect(Object.isFrozen(ErrorCodes)).toBe(true);
   });

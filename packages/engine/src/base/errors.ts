@@ -25,6 +25,11 @@ export const ENGINE_ERRORS = {
    * failed background write the engine refuses writes.
    */
   HEAPLESS_ERR_IO: { message: 'an I/O call failed' },
+  /**
+   * What was asked needs something this runtime lacks: writing zstd before Node 22.15 (no `zlib.zstdCompressSync`), or
+   * a codec whose native binding does not load on this platform. Names the codec and what is missing.
+   */
+  HEAPLESS_ERR_UNSUPPORTED: { message: 'not supported by this runtime' },
 } as const satisfies Record<`HEAPLESS_ERR_${string}`, { message: string }>;
 
 /** A stable engine error code, e.g. `'HEAPLESS_ERR_CORRUPTION'`. */

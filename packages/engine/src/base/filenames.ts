@@ -5,7 +5,8 @@
  *   NNNNNN.sst         a table (the SSTable layer names them the same way)
  *   MANIFEST-NNNNNN    the log of version edits
  *   CURRENT            one line: the name of the live manifest, then a newline
- *   LOCK               the pid of the process that has the directory open
+ *   LOCK               held open and OS-locked by the engine that has the directory open (pid and host inside are
+ *                      only for messages)
  *   NNNNNN.dbtmp       a temporary file (CURRENT being written), removed at open
  *
  * Every numbered file draws its number from the one counter the manifest keeps (`nextFileNumber`).

@@ -4,8 +4,19 @@
  */
 import { invalidArgument } from './errors.js';
 
-/** Block compression of tables. */
-export type Compression = 'none' | 'deflate';
+/**
+ * Block compression of the tables the engine writes (each block records its codec, so any table reads with any
+ * option): snappy (LevelDB's default), lz4, zstd (RocksDB's choice for cold data; writing it needs Node >= 22.15),
+ * deflate (no native code), or none. See table/compression.ts and the README's measurements.
+ */
+export type Compression = 'none' | 'snappy' | 'lz4' | 'zstd' | 'deflate';
+
+const COMPRESSIONS: readonly Compression[] = ['none', 'snappy', 'lz4', 'zstd', 'deflate'];
+
+/** Bounds of `zstdLevel` (zstd's own: 1 fastest .. 22 smallest) and its default, zstd's and RocksDB's. */
+export const ZSTD_MIN_LEVEL = 1;
+export const ZSTD_MAX_LEVEL = 22;
+export const ZSTD_DEFAULT_LEVEL = 3;
 
 export interface EngineOptions {
   /** Create the directory and an empty database when none exists. Default true. */
@@ -44,6 +55,8 @@ export interface EngineOptions {
   maxOpenFiles?: number;
   /** Block compression. Default 'none'. */
   compression?: Compression;
+  /** zstd's level when `compression` is 'zstd': 1 (fastest) to 22 (smallest). Default 3, zstd's and RocksDB's. */
+  zstdLevel?: number;
   /** Check block checksums on every read, not only during compaction. Default true. */
   verifyChecksums?: boolean;
 }
@@ -69,6 +82,7 @@ const DEFAULTS: ResolvedOptions = {
   blockCacheSize: 32 * 1024 * 1024,
   maxOpenFiles: 1000,
   compression: 'none',
+  zstdLevel: ZSTD_DEFAULT_LEVEL,
   verifyChecksums: true,
 };
 
@@ -105,8 +119,9 @@ export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
   int('numLevels', o.numLevels, 2, 20);
   int('blockCacheSize', o.blockCacheSize, 0, 2 ** 50);
   int('maxOpenFiles', o.maxOpenFiles, 16, 1_000_000);
-  if (!['none', 'deflate'].includes(o.compression)) {
-    throw invalidArgument('option compression must be none or deflate');
+  if (!COMPRESSIONS.includes(o.compression)) {
+    throw invalidArgument(`option compression must be one of ${COMPRESSIONS.join(', ')}, got ${String(o.compression)}`);
   }
+  int('zstdLevel', o.zstdLevel, ZSTD_MIN_LEVEL, ZSTD_MAX_LEVEL);
   return Object.freeze(o);
 }

@@ -265,5 +265,6 @@ export function builderOptions(options: ResolvedOptions): TableBuilderOptions {
     restartInterval: options.blockRestartInterval,
     bloomBitsPerKey: options.bloomBitsPerKey,
     compression: options.compression,
+    zstdLevel: options.zstdLevel,
   };
 }

@@ -1,91 +1,99 @@
 /**
- * The directory lock: at most one open engine per directory, across this process and others.
+ * The directory lock: at most one open engine per directory, across this process, other processes and (on file
+ * systems whose locks reach the server, such as NFSv4) other hosts.
  *
- * `LOCK` holds the decimal pid of the owner. It is created atomically (written under a temporary name, then
- * hard-linked to `LOCK`, which fails if `LOCK` exists), so it is never seen half-written. A `LOCK` whose pid is this
- * process means an open in this process; one whose pid is alive means another process; one whose pid is dead (a
- * crashed owner) is stale and is taken over. No module-level state is needed: the pid in the file is the registry.
+ * The lock is an OS lock on the open file `LOCK` (see base/file-lock.ts), held from `acquire()` to `release()`: the
+ * kernel drops it when the process dies, however it dies, so there is no stale lock to detect and no pid to trust. A
+ * copy of a live directory (`cp -r`) carries no lock and opens; a second open of the same directory, in this process
+ * or another, is refused. As LevelDB does, `LOCK` is never deleted: deleting it would let one opener lock the old file
+ * while another creates and locks a new one.
  *
- * Limits: a stale lock whose pid has been reused by an unrelated live process is reported as locked (remove LOCK by
- * hand after checking); two processes taking over the same stale lock at the same instant may both succeed (the
- * window is one unlink and one link).
+ * What `LOCK` holds is for people only: `pid host\n` of the last process that took the lock, quoted in the LOCKED
+ * error. Nothing reads it to decide anything.
  */
-import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { EngineError, ErrorCodes, ioError } from '../base/errors.js';
+import { tryLockExclusive, unlockFile } from '../base/file-lock.js';
 import { LOCK_FILE } from '../base/filenames.js';
 
-function alive(pid: number): boolean {
+/** Who the `LOCK` file at `path` says holds it, for the error message. */
+function describeHolder(path: string): string {
+  let text = '';
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    text = readFileSync(path, 'latin1');
+  } catch {
+    // Unreadable: say nothing of the holder.
   }
+  const m = /^(\d+) (\S+)\n/.exec(text);
+  if (m === null) return 'another open';
+  if (Number(m[1]) === process.pid && m[2] === hostname()) return `this process (pid ${m[1]})`;
+  return `pid ${m[1]} on host ${m[2]}`;
 }
 
 export class LockFile {
   readonly path: string;
-  private held = true;
+  private fd: number;
 
-  private constructor(path: string) {
+  private constructor(path: string, fd: number) {
     this.path = path;
+    this.fd = fd;
   }
 
   /**
-   * Takes the lock of `dir`. Throws EngineError HEAPLESS_ERR_LOCKED naming the directory and the holder's pid when
-   * another live open holds it, or HEAPLESS_ERR_IO. The caller must `release()` it.
+   * Takes the lock of `dir`, creating `LOCK` if needed. Throws EngineError HEAPLESS_ERR_LOCKED naming the directory
+   * and, as `LOCK` tells it, the holder's pid and host when another open holds it, or HEAPLESS_ERR_IO. The caller
+   * must `release()` it; until then it holds one file descriptor.
    */
   static acquire(dir: string): LockFile {
     const path = join(dir, LOCK_FILE);
-    const tmp = join(dir, `${LOCK_FILE}.${process.pid}.tmp`);
+    let fd: number;
     try {
-      writeFileSync(tmp, String(process.pid));
+      // Read-write: an exclusive lock needs a descriptor open for writing.
+      fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644);
     } catch (err) {
-      throw ioError('writing', tmp, err);
+      throw ioError('opening', path, err);
     }
+    let locked: boolean;
     try {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          linkSync(tmp, path);
-          return new LockFile(path);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError('creating', path, err);
-        }
-        let holder = Number.NaN;
-        try {
-          holder = Number(readFileSync(path, 'utf8'));
-        } catch {
-          // Released between our link and our read: try again.
-        }
-        const stale = !(Number.isInteger(holder) && holder > 0 && alive(holder));
-        if (!stale || attempt > 0) {
-          const who = holder === process.pid ? 'this process' : `process ${holder}`;
-          throw new EngineError(ErrorCodes.LOCKED, `database directory ${dir} is locked by ${who} (${path})`);
-        }
-        try {
-          unlinkSync(path);
-        } catch {
-          // Someone else took it over first; the next attempt finds out who.
-        }
-      }
-    } finally {
-      try {
-        unlinkSync(tmp);
-      } catch {
-        // Already gone.
-      }
+      locked = tryLockExclusive(fd);
+    } catch (err) {
+      closeSync(fd);
+      throw ioError('locking', path, err);
     }
+    if (!locked) {
+      closeSync(fd);
+      throw new EngineError(
+        ErrorCodes.LOCKED,
+        `database directory ${dir} is locked by ${describeHolder(path)} (${path})`,
+      );
+    }
+    const info = Buffer.from(`${process.pid} ${hostname()}\n`, 'latin1');
+    try {
+      ftruncateSync(fd, 0);
+      writeSync(fd, info, 0, info.length, 0);
+    } catch {
+      // The content only names the holder in messages; the lock is what counts, and it is held.
+    }
+    return new LockFile(path, fd);
   }
 
-  /** Removes the lock. Idempotent. */
+  /** Releases the lock and closes its descriptor. Idempotent; never throws. `LOCK` stays (see the top of this file). */
   release(): void {
-    if (!this.held) return;
-    this.held = false;
+    if (this.fd < 0) return;
+    const fd = this.fd;
+    this.fd = -1;
+    // Closing alone releases the lock; unlocking first says so at once where a close may release it late (Windows).
     try {
-      unlinkSync(this.path);
+      unlockFile(fd);
     } catch {
-      // Removed by hand: nothing to release.
+      // The close below releases it.
+    }
+    try {
+      closeSync(fd);
+    } catch {
+      // The descriptor is gone either way, and its lock with it.
     }
   }
 }

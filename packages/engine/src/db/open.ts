@@ -24,6 +24,7 @@ import { flushMemtable } from '../compaction/compaction-job.js';
 import { Memtable } from '../memtable/memtable.js';
 import { RecordReader } from '../record/record-reader.js';
 import { RecordWriter } from '../record/record-writer.js';
+import { blockCompressor } from '../table/compression.js';
 import { VersionEdit } from '../version/version-edit.js';
 import { VersionSet } from '../version/version-set.js';
 import { builderOptions } from './background.js';
@@ -51,6 +52,9 @@ export interface OpenedDatabase {
  */
 export function openDatabase(dir: string, options?: EngineOptions): OpenedDatabase {
   const opts = resolveOptions(options);
+  // A codec that cannot be used here (zstd before Node 22.15, a binding that does not load) fails the open, not the
+  // first flush in a worker.
+  blockCompressor(opts.compression, opts.zstdLevel);
   if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument('dir must be a non-empty string');
   if (opts.createIfMissing) {
     try {

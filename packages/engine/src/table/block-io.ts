@@ -1,12 +1,12 @@
 /**
  * Reading a table's blocks from its file: exact reads, and turning a block's stored bytes and trailer (table-format.ts)
- * into its contents, its checksum checked and deflate undone. Every failure is a CorruptionError naming the file and
+ * into its contents, its checksum checked and its codec (compression.ts) undone. Every failure is a CorruptionError naming the file and
  * the block's offset, or EngineError IO.
  */
 import { readSync } from 'node:fs';
-import { inflateRawSync } from 'node:zlib';
-import { CorruptionError, ioError } from '../base/errors.js';
-import { BLOCK_TRAILER_SIZE, blockChecksumMatches, CompressionType } from './table-format.js';
+import { CorruptionError, EngineError, ioError } from '../base/errors.js';
+import { CompressionType, compressionName, decompressBlock } from './compression.js';
+import { BLOCK_TRAILER_SIZE, blockChecksumMatches } from './table-format.js';
 
 /** Reads `length` bytes at `offset`; throws CorruptionError if the file ends first, EngineError IO on a read error. */
 export function readExactly(fd: number, path: string, offset: number, length: number): Buffer {
@@ -84,13 +84,11 @@ export function decodeBlock(
     throw new CorruptionError(path, offset, 'block checksum mismatch');
   }
   if (type === CompressionType.None) return new Uint8Array(buf.buffer, buf.byteOffset + at, size);
-  if (type === CompressionType.Deflate) {
-    try {
-      const plain = inflateRawSync(buf.subarray(at, at + size));
-      return new Uint8Array(plain.buffer, plain.byteOffset, plain.length);
-    } catch {
-      throw new CorruptionError(path, offset, 'block does not inflate');
-    }
+  try {
+    return decompressBlock(type, buf.subarray(at, at + size));
+  } catch (err) {
+    if (err instanceof EngineError) throw err; // a codec that does not load here: not the file's fault
+    const codec = compressionName(type) ?? `compression type ${type}`;
+    throw new CorruptionError(path, offset, `${codec} block does not decompress: ${(err as Error).message}`);
   }
-  throw new CorruptionError(path, offset + size, `unknown compression type ${type}`);
 }

@@ -1,5 +1,4 @@
 import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
-import { deflateRawSync } from 'node:zlib';
 import { closedError, EngineError, invalidArgument, ioError } from '../base/errors.js';
 import {
   compareInternalAt,
@@ -9,13 +8,13 @@ import {
   ValueKind,
   writeTrailer,
 } from '../base/internal-key.js';
+import type { Compression } from '../base/options.js';
 import { BlockBuilder } from './block-builder.js';
 import { BloomFilterBuilder } from './bloom.js';
+import { type BlockCompressor, blockCompressor, CompressionType, compressionName } from './compression.js';
 import {
   BLOCK_TRAILER_SIZE,
   BlockHandle,
-  type CompressionName,
-  CompressionType,
   encodeBlockHandle,
   encodeFooter,
   FILTER_META_KEY,
@@ -43,8 +42,10 @@ export interface TableBuilderOptions {
   restartInterval?: number;
   /** Bloom filter bits per user key; 0 writes no filter. Default 10 (about 1% false positives). */
   bloomBitsPerKey?: number;
-  /** Block compression; a block is stored compressed only if that saves at least 12.5%. Default 'none'. */
-  compression?: CompressionName;
+  /** Block compression (compression.ts); a block is stored compressed only if that saves at least 12.5%. Default 'none'. */
+  compression?: Compression;
+  /** zstd's level when `compression` is 'zstd'. Default 3. */
+  zstdLevel?: number;
 }
 
 /** What `finish()` reports about the table it wrote. */
@@ -70,7 +71,7 @@ export class TableBuilder {
   readonly path: string;
   private fd: number;
   private readonly blockSize: number;
-  private readonly compression: number;
+  private readonly compressor: BlockCompressor | null;
   private readonly bloomBitsPerKey: number;
   private readonly restartInterval: number;
   private readonly dataBlock: BlockBuilder;
@@ -109,21 +110,18 @@ export class TableBuilder {
     const blockSize = options.blockSize ?? 4096;
     const restartInterval = options.restartInterval ?? 16;
     const bloomBitsPerKey = options.bloomBitsPerKey ?? 10;
-    const compression = options.compression ?? 'none';
     if (!Number.isInteger(blockSize) || blockSize < 64 || blockSize > 64 * 1024 * 1024) {
       throw invalidArgument(`blockSize must be an integer in [64, 64 MiB], got ${blockSize}`);
     }
     if (!(bloomBitsPerKey >= 0) || bloomBitsPerKey > 1000) {
       throw invalidArgument(`bloomBitsPerKey must be in [0, 1000], got ${bloomBitsPerKey}`);
     }
-    if (compression !== 'none' && compression !== 'deflate') {
-      throw invalidArgument(`compression must be 'none' or 'deflate', got ${String(compression)}`);
-    }
+    // Before the file exists: a codec that cannot be used here fails the build, not the table.
+    this.compressor = blockCompressor(options.compression ?? 'none', options.zstdLevel);
     this.path = path;
     this.blockSize = blockSize;
     this.restartInterval = restartInterval;
     this.bloomBitsPerKey = bloomBitsPerKey;
-    this.compression = compression === 'deflate' ? CompressionType.Deflate : CompressionType.None;
     this.dataBlock = new BlockBuilder(restartInterval, blockSize + 1024);
     // Index entries are few and looked up by binary search: a restart at every entry, as LevelDB does.
     this.indexBlock = new BlockBuilder(1, 4096);
@@ -247,7 +245,7 @@ export class TableBuilder {
           maxSequence: this.entryCount > 0 ? this.maxSequence : 0,
           bloomBitsPerKey: this.bloomBitsPerKey,
           restartInterval: this.restartInterval,
-          compression: this.compression === CompressionType.Deflate ? 'deflate' : 'none',
+          compression: compressionName(this.compressor?.type ?? CompressionType.None)!,
           creationTime: Date.now(),
         }),
         false,
@@ -358,13 +356,13 @@ export class TableBuilder {
   private writeBlock(contents: Uint8Array, compressible: boolean): number {
     let stored = contents;
     let type: number = CompressionType.None;
-    if (compressible && this.compression === CompressionType.Deflate) {
-      const c = deflateRawSync(contents, { level: 1 });
+    if (compressible && this.compressor !== null) {
+      const c = this.compressor.compress(contents);
       // Keep the compressed form only if it saves at least 1/8 of the block: below that, reading it costs more
       // than the bytes saved.
       if (c.length <= contents.length - (contents.length >>> 3)) {
         stored = c;
-        type = CompressionType.Deflate;
+        type = this.compressor.type;
       }
     }
     const trailer = this.trailerScratch;

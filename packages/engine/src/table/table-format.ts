@@ -17,15 +17,8 @@ import { CorruptionError } from '../base/errors.js';
 /** Bytes after every block: compression type (1) + masked CRC32C (4). */
 export const BLOCK_TRAILER_SIZE = 5;
 
-/** Compression type byte of a block trailer. On disk: never renumber. */
-export const CompressionType = {
-  None: 0,
-  /** Raw deflate (RFC 1951, no zlib header) via node:zlib. */
-  Deflate: 1,
-} as const;
-
-/** Names a table builder option accepts for `compression`. */
-export type CompressionName = 'none' | 'deflate';
+/** The compression type byte of a block trailer: the codecs' numbers live with the codecs, in compression.ts. */
+export { CompressionType } from './compression.js';
 
 /** Metaindex key of the bloom filter block. */
 export const FILTER_META_KEY = 'filter.bloom';

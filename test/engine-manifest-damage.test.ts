@@ -69,8 +69,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'heapless-manifest-'));
   // Small memtables and tables: a few flushes, compactions and table deletions make a manifest of several edits,
   // overwrites and deletes leave older versions in older tables (which a stale manifest would bring back), and the
-  // last writes stay in the WAL.
-  const db = await Engine.open(dir, { writeBufferSize: 64 * 1024, targetFileSize: 4096 });
+  // last writes stay in the WAL. Tables uncompressed, so that these small sizes cut several of them.
+  const db = await Engine.open(dir, { writeBufferSize: 64 * 1024, targetFileSize: 4096, compression: 'none' });
   const put = async (k: string, v: string) => {
     await db.put(k, v);
     model.set(k, v);

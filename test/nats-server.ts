@@ -15,7 +15,7 @@
  * The binary is Debian's `nats-server` (scripts/system-deps.mjs installs it). Ready means the monitoring endpoint
  * `/healthz` answers 200: with `?js-enabled-only=true` for a single server; in full for a cluster node, which also
  * requires contact with the JetStream meta leader and its streams being current, so a restarted node is ready once
- * it has caught up.
+ * it has caught up; a new cluster is ready once every node also sees all its peers in the meta group (`/jsz`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -151,6 +151,19 @@ export class NatsNode {
     await this.start();
   }
 
+  /** Resolves once this node's JetStream meta group (monitoring `/jsz`) has a leader and `size` peers. */
+  async waitForPeers(size: number): Promise<void> {
+    const url = `http://${LOOPBACK}:${this.ports.monitor}/jsz`;
+    const deadline = performance.now() + READY_TIMEOUT_MS;
+    while (performance.now() < deadline) {
+      if (this.child === undefined) throw this.failure('exited before the cluster formed');
+      const meta = await metaGroup(url);
+      if (meta?.leader !== undefined && meta.leader !== '' && meta.cluster_size === size) return;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    throw this.failure(`did not see ${size} JetStream peers within ${READY_TIMEOUT_MS} ms`);
+  }
+
   /** SIGKILL without waiting, for an exit handler, which cannot wait. */
   killNow(): void {
     this.child?.kill('SIGKILL');
@@ -263,6 +276,9 @@ async function startNodes(count: number, clustered: boolean): Promise<NatsServer
   try {
     // Cluster nodes start together: none is healthy before a meta leader, which needs a majority.
     await Promise.all(nodes.map((node) => node.start()));
+    // A node is healthy once it knows a meta leader, maybe before it knows every peer; a stream of `count`
+    // replicas needs all of them known.
+    if (clustered) await Promise.all(nodes.map((node) => node.waitForPeers(count)));
   } catch (error) {
     await servers.close();
     throw error;
@@ -319,5 +335,17 @@ async function answersOk(url: string): Promise<boolean> {
     return response.ok;
   } catch {
     return false;
+  }
+}
+
+/** The JetStream meta group a node reports, or undefined when it does not answer. */
+async function metaGroup(url: string): Promise<{ leader?: string; cluster_size?: number } | undefined> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as { meta_cluster?: { leader?: string; cluster_size?: number } };
+    return body.meta_cluster;
+  } catch {
+    return undefined;
   }
 }

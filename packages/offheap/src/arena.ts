@@ -23,32 +23,52 @@ import { SIZE_CLASS_COUNT, sizeClassFloor, sizeClassOf, sizeClassUnits } from '.
  *
  * A free block keeps its class at +6, flags 0, and the location of the next free block of its class at +0.
  * All multi-byte fields are little-endian (typed arrays on x86/ARM little-endian hosts; checked at load).
+ *
+ * This file is the one place that names the layout: code elsewhere reads a location with `locSegment`/`locOffset`
+ * and a header with `Arena#keyLength`/`valueLength` or the `*_AT` offsets, never with literals.
  */
 
-export const RECORD_HEADER_BYTES = 8;
+/** Bits of a location that hold the offset (in 8-byte units); the bits above them hold the segment index. */
+export const LOC_OFFSET_BITS = 21;
+export const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
+export const MAX_SEGMENTS = 1 << (32 - LOC_OFFSET_BITS);
 /** Largest segment and so largest block: the 21 offset bits count 8-byte units. */
 export const MAX_SEGMENT_BYTES = 1 << 24;
-export const LOC_OFFSET_BITS = 21;
-const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
-export const MAX_SEGMENTS = 1 << (32 - LOC_OFFSET_BITS);
 /** The largest record (header + key + value) an arena can hold. */
 export const MAX_RECORD_BYTES = MAX_SEGMENT_BYTES;
 /** Index slot location meaning "never used". */
 export const LOC_EMPTY = 0;
 /** Index slot location meaning "deleted" (a tombstone: probes continue past it). */
 export const LOC_TOMBSTONE = 1;
+
+/** Record header fields, as byte offsets from the record's start (the table above). */
+export const VALUE_LENGTH_AT = 0;
+export const KEY_LENGTH_AT = 4;
+export const SIZE_CLASS_AT = 6;
+export const FLAGS_AT = 7;
+/** Header bytes: the key starts here, the value right after the key. */
+export const RECORD_HEADER_BYTES = 8;
+/** Flags bit: the block holds a record (0 once freed). */
+export const FLAG_LIVE = 1;
+
 const FIRST_SEGMENT_BYTES = 1 << 18;
 const RESERVED_PREFIX_BYTES = 16;
-export const FLAG_LIVE = 1;
 
 if (new Uint8Array(Uint16Array.of(1).buffer)[0] !== 1) throw new Error('@heapless/offheap needs a little-endian host');
 
+/** The segment index of a location. */
 export function locSegment(loc: number): number {
   return loc >>> LOC_OFFSET_BITS;
 }
 
+/** The byte offset in its segment of the block a location names. */
 export function locOffset(loc: number): number {
   return (loc & LOC_OFFSET_MASK) * 8;
+}
+
+/** The location of the block at byte offset `off` (a multiple of 8) of segment `seg`. */
+export function locationOf(seg: number, off: number): number {
+  return (seg << LOC_OFFSET_BITS) | (off >>> 3);
 }
 
 /** Bytes a record of this key and value length occupies before class rounding. */
@@ -119,30 +139,26 @@ export class Arena {
     const blockBytes = sizeClassUnits(c) * 8;
     let loc = this.freeHeads[c]!;
     if (loc !== 0) {
-      const seg = loc >>> LOC_OFFSET_BITS;
-      const off = (loc & LOC_OFFSET_MASK) * 8;
-      this.freeHeads[c] = this.u32[seg]![off >>> 2]!;
+      this.freeHeads[c] = this.nextFree(locSegment(loc), locOffset(loc));
       this.freeBytes -= blockBytes;
     } else {
       if (this.used + blockBytes > this.size) this.addSegment(blockBytes);
-      loc = (this.current << LOC_OFFSET_BITS) | (this.used >>> 3);
+      loc = locationOf(this.current, this.used);
       this.used += blockBytes;
     }
     this.liveBytes += blockBytes;
-    const seg = loc >>> LOC_OFFSET_BITS;
-    const off = (loc & LOC_OFFSET_MASK) * 8;
-    const u8 = this.u8[seg]!;
-    u8[off + 6] = c;
-    u8[off + 7] = 0;
+    const u8 = this.u8[locSegment(loc)]!;
+    const off = locOffset(loc);
+    u8[off + SIZE_CLASS_AT] = c;
+    u8[off + FLAGS_AT] = 0;
     return loc;
   }
 
   /** Returns the block at `loc` to its class's free list. */
   free(loc: number): void {
-    const seg = loc >>> LOC_OFFSET_BITS;
-    const off = (loc & LOC_OFFSET_MASK) * 8;
-    const u8 = this.u8[seg]!;
-    const c = u8[off + 6]!;
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
+    const c = this.sizeClass(seg, off);
     const blockBytes = sizeClassUnits(c) * 8;
     this.liveBytes -= blockBytes;
     this.pushFree(seg, off, c);
@@ -150,7 +166,45 @@ export class Arena {
 
   /** Bytes of the block at `loc` (its class size). */
   blockBytes(loc: number): number {
-    return sizeClassUnits(this.u8[loc >>> LOC_OFFSET_BITS]![(loc & LOC_OFFSET_MASK) * 8 + 6]!) * 8;
+    return sizeClassUnits(this.sizeClass(locSegment(loc), locOffset(loc))) * 8;
+  }
+
+  /** Key length of the record at byte `off` of segment `seg`. */
+  keyLength(seg: number, off: number): number {
+    return this.u16[seg]![(off + KEY_LENGTH_AT) >>> 1]!;
+  }
+
+  /**
+   * Value length of the record at byte `off` of segment `seg`. Read through the int32 view: a length is below 2^24,
+   * and an int32 stays a small integer in V8 where a uint32 load may not.
+   */
+  valueLength(seg: number, off: number): number {
+    return this.i32[seg]![(off + VALUE_LENGTH_AT) >>> 2]!;
+  }
+
+  /** The location of the next free block of its class, held by the free block at byte `off` of segment `seg`. */
+  private nextFree(seg: number, off: number): number {
+    return this.u32[seg]![(off + VALUE_LENGTH_AT) >>> 2]!;
+  }
+
+  /** Size class of the block at byte `off` of segment `seg`. */
+  sizeClass(seg: number, off: number): number {
+    return this.u8[seg]![off + SIZE_CLASS_AT]!;
+  }
+
+  /** Sets the value length of the record at byte `off` of segment `seg` (a value rewritten in place). */
+  setValueLength(seg: number, off: number, valueLength: number): void {
+    this.u32[seg]![(off + VALUE_LENGTH_AT) >>> 2] = valueLength;
+  }
+
+  /**
+   * Writes the header of a new record into the block `alloc` returned at byte `off` of segment `seg` (the block's
+   * class is already there); the caller writes the key and value after it.
+   */
+  writeHeader(seg: number, off: number, keyLength: number, valueLength: number): void {
+    this.u32[seg]![(off + VALUE_LENGTH_AT) >>> 2] = valueLength;
+    this.u16[seg]![(off + KEY_LENGTH_AT) >>> 1] = keyLength;
+    this.u8[seg]![off + FLAGS_AT] = FLAG_LIVE;
   }
 
   /** One line per segment and the non-empty free lists, for tests and debugging. */
@@ -166,7 +220,7 @@ export class Arena {
     for (let c = 0; c < SIZE_CLASS_COUNT; c++) {
       let n = 0;
       for (let loc = this.freeHeads[c]!; loc !== 0; n++) {
-        loc = this.u32[loc >>> LOC_OFFSET_BITS]![((loc & LOC_OFFSET_MASK) * 8) >>> 2]!;
+        loc = this.nextFree(locSegment(loc), locOffset(loc));
       }
       if (n > 0) lines.push(`  free class ${c} (${sizeClassUnits(c) * 8} B): ${n}`);
     }
@@ -175,11 +229,11 @@ export class Arena {
 
   private pushFree(seg: number, off: number, c: number): void {
     const u8 = this.u8[seg]!;
-    u8[off + 6] = c;
-    u8[off + 7] = 0;
-    this.u16[seg]![(off + 4) >>> 1] = 0;
-    this.u32[seg]![off >>> 2] = this.freeHeads[c]!;
-    this.freeHeads[c] = (seg << LOC_OFFSET_BITS) | (off >>> 3);
+    u8[off + SIZE_CLASS_AT] = c;
+    u8[off + FLAGS_AT] = 0;
+    this.u16[seg]![(off + KEY_LENGTH_AT) >>> 1] = 0;
+    this.u32[seg]![(off + VALUE_LENGTH_AT) >>> 2] = this.freeHeads[c]!;
+    this.freeHeads[c] = locationOf(seg, off);
     this.freeBytes += sizeClassUnits(c) * 8;
   }
 

@@ -1,4 +1,4 @@
-import { type Arena, LOC_EMPTY, LOC_OFFSET_BITS, LOC_TOMBSTONE, RECORD_HEADER_BYTES } from './arena.js';
+import { type Arena, LOC_EMPTY, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from './arena.js';
 import { bytesEqual, type KeyHasher, utf8EqualsAligned, wordsEqual } from './key-bytes.js';
 
 /**
@@ -13,7 +13,6 @@ import { bytesEqual, type KeyHasher, utf8EqualsAligned, wordsEqual } from './key
  */
 export const SLOT_WORDS = 2;
 export const SLOT_BYTES = SLOT_WORDS * 4;
-const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
 
 export class HashTable {
   readonly sab: SharedArrayBuffer;
@@ -64,16 +63,16 @@ export class HashTable {
       if (loc === LOC_TOMBSTONE) {
         if (free === -1) free = i;
       } else if (hashes[i * 2] === h) {
-        const seg = loc >>> LOC_OFFSET_BITS;
-        const w = (loc & LOC_OFFSET_MASK) * 2; // the record's first int32 word
-        const i32 = arena.i32[seg];
+        const seg = locSegment(loc);
+        const off = locOffset(loc);
         // A reader racing a write can meet a location in a segment it has not mapped yet: not its key (the
         // seqlock check after the probe sends it round again if it was).
-        if (i32 !== undefined && (i32[w + 1]! & 0xffff) === len) {
+        if (arena.u8[seg] !== undefined && arena.keyLength(seg, off) === len) {
+          const keyStart = off + RECORD_HEADER_BYTES;
           if (
             words !== null
-              ? wordsEqual(words, i32, w + 2, len)
-              : utf8EqualsAligned(key, arena.u8[seg]!, arena.u32[seg]!, w * 4 + RECORD_HEADER_BYTES, len)
+              ? wordsEqual(words, arena.i32[seg]!, keyStart >>> 2, len)
+              : utf8EqualsAligned(key, arena.u8[seg]!, arena.u32[seg]!, keyStart, len)
           ) {
             return i;
           }
@@ -99,10 +98,11 @@ export class HashTable {
       if (loc === LOC_TOMBSTONE) {
         if (free === -1) free = i;
       } else if (hashes[i * 2] === h) {
-        const seg = loc >>> LOC_OFFSET_BITS;
-        const off = (loc & LOC_OFFSET_MASK) * 8;
+        const seg = locSegment(loc);
+        const off = locOffset(loc);
         if (
-          arena.u16[seg]![(off + 4) >>> 1] === len &&
+          arena.u8[seg] !== undefined &&
+          arena.keyLength(seg, off) === len &&
           bytesEqual(key, keyOff, arena.u8[seg]!, off + RECORD_HEADER_BYTES, len)
         ) {
           return i;
@@ -130,7 +130,7 @@ export class HashTable {
       lines.push(
         loc === LOC_TOMBSTONE
           ? `  ${i}: deleted`
-          : `  ${i}: hash=${this.slots[i * 2]!.toString(16)} seg=${loc >>> LOC_OFFSET_BITS} off=${(loc & LOC_OFFSET_MASK) * 8}`,
+          : `  ${i}: hash=${this.slots[i * 2]!.toString(16)} seg=${locSegment(loc)} off=${locOffset(loc)}`,
       );
     }
     return lines.join('\n');

@@ -6,9 +6,9 @@ import { ENTRY_HEADER_SIZE, Engine, type EngineOptions, type EngineStats } from 
 import { Piscina } from 'piscina';
 import {
   Arena,
-  FLAG_LIVE,
-  LOC_OFFSET_BITS,
   LOC_TOMBSTONE,
+  locOffset,
+  locSegment,
   MAX_RECORD_BYTES,
   RECORD_HEADER_BYTES,
   recordBytes,
@@ -45,7 +45,6 @@ import {
   viewNotPositioned,
 } from './struct.js';
 
-const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
 /** Keys are stored with a u16 length. */
 export const MAX_KEY_BYTES = 0xffff;
 /** Grow when used slots (live + tombstones) would pass 3/4 of the table: linear probing degrades fast beyond. */
@@ -329,8 +328,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const slot = this.find(key);
     if (slot < 0) return undefined;
     const loc = this.foundTable.slots[slot * 2 + 1]!;
-    const off = (loc & LOC_OFFSET_MASK) * 8;
-    return this.decodeValue(loc >>> LOC_OFFSET_BITS, off, off + RECORD_HEADER_BYTES + this.keyLength);
+    const off = locOffset(loc);
+    return this.decodeValue(locSegment(loc), off, off + RECORD_HEADER_BYTES + this.keyLength);
   }
 
   /** True if `key` is present. */
@@ -343,10 +342,10 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const slot = this.find(key);
     if (slot < 0) return undefined;
     const loc = this.foundTable.slots[slot * 2 + 1]!;
-    const seg = loc >>> LOC_OFFSET_BITS;
-    const off = (loc & LOC_OFFSET_MASK) * 8;
-    const start = off + RECORD_HEADER_BYTES + this.arena.u16[seg]![(off + 4) >>> 1]!;
-    return copyOf(this.arena.u8[seg]!, start, start + this.arena.u32[seg]![off >>> 2]!);
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
+    const start = off + RECORD_HEADER_BYTES + this.keyLength;
+    return copyOf(this.arena.u8[seg]!, start, start + this.arena.valueLength(seg, off));
   }
 
   /**
@@ -387,12 +386,13 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     if (slot < 0) return false;
     const t = this.foundTable;
     const loc = t.slots[slot * 2 + 1]!;
-    const seg = loc >>> LOC_OFFSET_BITS;
-    const off = (loc & LOC_OFFSET_MASK) * 8;
-    const klen = this.arena.u16[seg]![(off + 4) >>> 1]!;
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
+    const klen = this.keyLength;
+    const kstart = off + RECORD_HEADER_BYTES;
     // The engine copies the key before returning, but the block is freed below: take the view first, write after.
-    const keyCopy = this.persistence === null ? null : this.arena.u8[seg]!.slice(off + 8, off + 8 + klen);
-    this.payload -= recordBytes(klen, this.arena.u32[seg]![off >>> 2]!);
+    const keyCopy = this.persistence === null ? null : this.arena.u8[seg]!.slice(kstart, kstart + klen);
+    this.payload -= recordBytes(klen, this.arena.valueLength(seg, off));
     const h = this.keyHash;
     this.lock(h);
     t.slots[slot * 2 + 1] = LOC_TOMBSTONE;
@@ -466,10 +466,11 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       range,
       limit + 1,
     )) {
-      const seg = loc >>> LOC_OFFSET_BITS;
-      const off = (loc & LOC_OFFSET_MASK) * 8;
-      const klen = arena.u16[seg]![(off + 4) >>> 1]!;
-      if (!add(arena.u8[seg]!, off + RECORD_HEADER_BYTES, klen, arena.u32[seg]![off >>> 2]!)) break;
+      const seg = locSegment(loc);
+      const off = locOffset(loc);
+      if (!add(arena.u8[seg]!, off + RECORD_HEADER_BYTES, arena.keyLength(seg, off), arena.valueLength(seg, off))) {
+        break;
+      }
     }
     return page;
   }
@@ -520,8 +521,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const slot = this.find(key);
     if (slot < 0) return false;
     const loc = this.foundTable.slots[slot * 2 + 1]!;
-    const seg = loc >>> LOC_OFFSET_BITS;
-    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
     const arena = this.arena;
     const start = off + RECORD_HEADER_BYTES + this.keyLength;
     (view as StructViewBase<F>)._position(arena.u8[seg]!, arena.dv[seg]!, start, this.epoch, key, loc, this.keyHash);
@@ -546,14 +547,14 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     this.unlock(view._hash);
     if (this.persistence !== null) {
       const loc = view._loc;
-      const seg = loc >>> LOC_OFFSET_BITS;
-      const off = (loc & LOC_OFFSET_MASK) * 8;
+      const seg = locSegment(loc);
+      const off = locOffset(loc);
       const u8 = this.arena.u8[seg]!;
-      const klen = this.arena.u16[seg]![(off + 4) >>> 1]!;
-      const vstart = off + 8 + klen;
+      const kstart = off + RECORD_HEADER_BYTES;
+      const vstart = kstart + this.arena.keyLength(seg, off);
       this.persistence.put(
-        u8.subarray(off + 8, vstart),
-        u8.subarray(vstart, vstart + this.arena.u32[seg]![off >>> 2]!),
+        u8.subarray(kstart, vstart),
+        u8.subarray(vstart, vstart + this.arena.valueLength(seg, off)),
         null,
       );
     }
@@ -930,13 +931,13 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     if (slot >= 0) {
       const t = this.foundTable;
       const oldLoc = t.slots[slot * 2 + 1]!;
-      const seg = oldLoc >>> LOC_OFFSET_BITS;
-      const off = (oldLoc & LOC_OFFSET_MASK) * 8;
-      this.payload -= recordBytes(klen, arena.u32[seg]![off >>> 2]!);
-      if (arena.u8[seg]![off + 6] === sizeClassOf((bytes + 7) >>> 3)) {
+      const seg = locSegment(oldLoc);
+      const off = locOffset(oldLoc);
+      this.payload -= recordBytes(klen, arena.valueLength(seg, off));
+      if (arena.sizeClass(seg, off) === sizeClassOf((bytes + 7) >>> 3)) {
         // Same block size: overwrite the value in place.
         this.lock(h);
-        arena.u32[seg]![off >>> 2] = vlen;
+        arena.setValueLength(seg, off, vlen);
         arena.u8[seg]!.set(src, off + RECORD_HEADER_BYTES + klen);
         this.unlock(h);
         loc = oldLoc;
@@ -971,8 +972,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     this.payload += bytes;
     if (this.old !== null && this.pins === 0) this.migrate(this.migrateBatch);
     if (!loading && this.persistence !== null) {
-      const seg = loc >>> LOC_OFFSET_BITS;
-      const off = (loc & LOC_OFFSET_MASK) * 8;
+      const seg = locSegment(loc);
+      const off = locOffset(loc);
       const u8 = arena.u8[seg]!;
       const vstart = off + RECORD_HEADER_BYTES + klen;
       const structures = this.codec?.takeDirty() ? this.codec.snapshot() : null;
@@ -990,12 +991,10 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   private writeRecord(loc: number, key: K, klen: number, src: Uint8Array, vlen: number, keyOff: number): void {
     const arena = this.arena;
-    const seg = loc >>> LOC_OFFSET_BITS;
-    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
     const u8 = arena.u8[seg]!;
-    arena.u32[seg]![off >>> 2] = vlen;
-    arena.u16[seg]![(off + 4) >>> 1] = klen;
-    u8[off + 7] = FLAG_LIVE;
+    arena.writeHeader(seg, off, klen, vlen);
     const kstart = off + RECORD_HEADER_BYTES;
     if (typeof key === 'string') {
       // `find` just hashed this key: a short ASCII key is already in words (the last word's spare bytes are
@@ -1104,20 +1103,20 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       for (let i = 0; i < t.capacity; i++) {
         const loc = t.slots[i * 2 + 1]!;
         if (loc <= LOC_TOMBSTONE) continue;
-        yield [loc >>> LOC_OFFSET_BITS, (loc & LOC_OFFSET_MASK) * 8];
+        yield [locSegment(loc), locOffset(loc)];
       }
     }
   }
 
   private readKey(seg: number, off: number): K {
     const u8 = this.arena.u8[seg]!;
-    const klen = this.arena.u16[seg]![(off + 4) >>> 1]!;
+    const klen = this.arena.keyLength(seg, off);
     const start = off + RECORD_HEADER_BYTES;
     return (this.keysAreStrings ? u8.toString('utf8', start, start + klen) : copyOf(u8, start, start + klen)) as K;
   }
 
   private readValue(seg: number, off: number): V {
-    return this.decodeValue(seg, off, off + RECORD_HEADER_BYTES + this.arena.u16[seg]![(off + 4) >>> 1]!);
+    return this.decodeValue(seg, off, off + RECORD_HEADER_BYTES + this.arena.keyLength(seg, off));
   }
 
   /** The value of the record at `off` in segment `seg`, whose value bytes start at `start`. */
@@ -1129,7 +1128,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       arena.dv[seg]!,
       arena.i32[seg]!,
       start,
-      start + arena.i32[seg]![off >>> 2]!,
+      start + arena.valueLength(seg, off),
     ) as V;
   }
 }

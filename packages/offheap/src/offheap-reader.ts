@@ -1,5 +1,5 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
-import { Arena, LOC_OFFSET_BITS, RECORD_HEADER_BYTES } from './arena.js';
+import { Arena, locOffset, locSegment, RECORD_HEADER_BYTES } from './arena.js';
 import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from './errors.js';
 import { HashTable } from './hash-table.js';
 import { hashBytes, KeyHasher } from './key-bytes.js';
@@ -16,8 +16,6 @@ import {
   type StructViewBase,
   type ViewHost,
 } from './struct.js';
-
-const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
 
 /**
  * A read-only view of an `OffHeapMap` from another thread (or the same one), over the owner's SharedArrayBuffers.
@@ -220,12 +218,12 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   }
 
   private copyValue(loc: number): boolean {
-    const seg = loc >>> LOC_OFFSET_BITS;
-    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
     const u8 = this.arena.u8[seg];
     if (u8 === undefined) return false;
-    const start = off + RECORD_HEADER_BYTES + this.arena.u16[seg]![(off + 4) >>> 1]!;
-    const vlen = this.arena.u32[seg]![off >>> 2]!;
+    const start = off + RECORD_HEADER_BYTES + this.arena.keyLength(seg, off);
+    const vlen = this.arena.valueLength(seg, off);
     if (start + vlen > u8.length) return false;
     if (vlen > this.buf.length) {
       this.buf = Buffer.allocUnsafeSlow(Math.max(vlen, this.buf.length * 2));

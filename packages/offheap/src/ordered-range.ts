@@ -7,12 +7,10 @@
  * page; a memory-only map has no ordered index, and a page costs one pass over the hash index (`firstInRange`),
  * comparing key bytes where they lie in the arena and keeping the page's records in a bounded heap.
  */
-import { type Arena, LOC_OFFSET_BITS, LOC_TOMBSTONE, RECORD_HEADER_BYTES } from './arena.js';
+import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from './arena.js';
 import { invalidArgument } from './errors.js';
 import type { HashTable } from './hash-table.js';
 import { illFormedKey, utf8Length, writeUtf8 } from './key-bytes.js';
-
-const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
 
 /** What `range` selects: keys starting with `prefix`, at or after `gte` / after `gt`, before `lt`. */
 export interface RangeOptions<K> {
@@ -123,20 +121,19 @@ export function firstInRange(tables: readonly HashTable[], arena: Arena, range: 
   const { lower, upper } = range;
   const heap: number[] = [];
   const u8 = arena.u8;
-  const u16 = arena.u16;
   /** Compares the keys of the records at two locations. */
   const cmp = (x: number, y: number): number => {
-    const xs = x >>> LOC_OFFSET_BITS;
-    const xo = (x & LOC_OFFSET_MASK) * 8;
-    const ys = y >>> LOC_OFFSET_BITS;
-    const yo = (y & LOC_OFFSET_MASK) * 8;
+    const xs = locSegment(x);
+    const xo = locOffset(x);
+    const ys = locSegment(y);
+    const yo = locOffset(y);
     return compareKeyBytes(
       u8[xs]!,
       xo + RECORD_HEADER_BYTES,
-      u16[xs]![(xo + 4) >>> 1]!,
+      arena.keyLength(xs, xo),
       u8[ys]!,
       yo + RECORD_HEADER_BYTES,
-      u16[ys]![(yo + 4) >>> 1]!,
+      arena.keyLength(ys, yo),
     );
   };
   for (const t of tables) {
@@ -144,10 +141,10 @@ export function firstInRange(tables: readonly HashTable[], arena: Arena, range: 
     for (let i = 0; i < t.capacity; i++) {
       const loc = slots[i * 2 + 1]!;
       if (loc <= LOC_TOMBSTONE) continue;
-      const seg = loc >>> LOC_OFFSET_BITS;
-      const off = (loc & LOC_OFFSET_MASK) * 8;
+      const seg = locSegment(loc);
+      const off = locOffset(loc);
       const b = u8[seg]!;
-      const len = u16[seg]![(off + 4) >>> 1]!;
+      const len = arena.keyLength(seg, off);
       const start = off + RECORD_HEADER_BYTES;
       if (compareKeyBytes(b, start, len, lower, 0, lower.length) < 0) continue;
       if (upper !== null && compareKeyBytes(b, start, len, upper, 0, upper.length) >= 0) continue;

@@ -1,11 +1,9 @@
-import { type Arena, LOC_OFFSET_BITS, LOC_TOMBSTONE, RECORD_HEADER_BYTES } from './arena.js';
+import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from './arena.js';
 import { OffHeapError, OffHeapErrorCodes } from './errors.js';
 import type { HashTable } from './hash-table.js';
 import type { MsgpackCodec } from './msgpack-codec.js';
 import { stripeOf } from './shared-control.js';
 import type { FieldSpec, StructType, StructValue, StructView, StructViewBase, ViewHost } from './struct.js';
-
-const LOC_OFFSET_MASK = (1 << LOC_OFFSET_BITS) - 1;
 
 /**
  * What a scan function sees: one record at a time, copied out of the shared arena (under the seqlock when another
@@ -108,7 +106,7 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
         const loc = slots[i * 2 + 1]!;
         if (hashes[i * 2] !== h) continue;
         if (loc <= LOC_TOMBSTONE) break; // deleted or moved on since: skip
-        if (loc >>> LOC_OFFSET_BITS >= this.arena.u8.length && !this.refresh()) return false;
+        if (locSegment(loc) >= this.arena.u8.length && !this.refresh()) return false;
         const ok = this.copy(loc);
         if (Atomics.load(control, st) === s1 && ok) return true;
       }
@@ -149,13 +147,13 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
 
   /** Copies key and value of the record at `loc` into `buf`; false if its header is not a plausible record. */
   private copy(loc: number): boolean {
-    const seg = loc >>> LOC_OFFSET_BITS;
-    const off = (loc & LOC_OFFSET_MASK) * 8;
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
     const arena = this.arena;
     const u8 = arena.u8[seg];
     if (u8 === undefined) return false;
-    const klen = arena.u16[seg]![(off + 4) >>> 1]!;
-    const vlen = arena.u32[seg]![off >>> 2]!;
+    const klen = arena.keyLength(seg, off);
+    const vlen = arena.valueLength(seg, off);
     const start = off + RECORD_HEADER_BYTES;
     const n = klen + vlen;
     if (start + n > u8.length) return false; // torn header: the seqlock check will retry

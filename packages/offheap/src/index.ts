@@ -1,5 +1,5 @@
 export { MAX_RECORD_BYTES } from './arena.js';
-export { OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
+export { OFFHEAP_ERRORS, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
 export { type ImageLoader, type NativeStatus, nativeStatus } from './native.js';
 export {
   MAX_KEY_BYTES,

@@ -13,7 +13,7 @@ import {
   RECORD_HEADER_BYTES,
   recordBytes,
 } from './arena.js';
-import { closedError, invalidArgument, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
+import { closedError, invalidArgument, isOffHeapErrorCode, OffHeapError, OffHeapErrorCodes } from './errors.js';
 import { HashTable, SLOT_BYTES } from './hash-table.js';
 import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from './image.js';
 import { hashBytes, isUtf8Key, KeyHasher, writeUtf8 } from './key-bytes.js';
@@ -743,9 +743,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     if (r.ok) return r.value;
     const cause = new Error(r.message);
     cause.stack = r.stack;
-    if (Object.values(OffHeapErrorCodes).includes(r.code as OffHeapErrorCode)) {
-      throw new OffHeapError(r.code as OffHeapErrorCode, r.message, { cause });
-    }
+    if (isOffHeapErrorCode(r.code)) throw new OffHeapError(r.code, r.message, { cause });
     throw new OffHeapError(OffHeapErrorCodes.WORKER_FAILED, `parallel ${task.op} failed in a worker: ${r.message}`, {
       cause,
     });

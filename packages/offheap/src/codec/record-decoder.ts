@@ -1,4 +1,5 @@
-import type { Structures } from './msgpack-codec.js';
+/** The record structures msgpackr shares across values: one array of field names per structure id. */
+export type Structures = string[][];
 
 /** What `RecordDecoder.decode` returns when the bytes are not of the subset it reads (msgpackr decodes them). */
 export const MISS: unique symbol = Symbol('heapless.offheap.miss');

@@ -1,4 +1,4 @@
-import { OffHeapError, OffHeapErrorCodes } from './errors.js';
+import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { SIZE_CLASS_COUNT, sizeClassFloor, sizeClassOf, sizeClassUnits } from './size-class.js';
 
 /**
@@ -66,6 +66,14 @@ export function locOffset(loc: number): number {
   return (loc & LOC_OFFSET_MASK) * 8;
 }
 
+/**
+ * The key length of the record at byte `off`, from the segment's int32 view: the probe's one read of a header
+ * (the u16 at KEY_LENGTH_AT = 4 is the low half of the record's second int32 word on a little-endian host).
+ */
+export function keyLengthIn(i32: Int32Array, off: number): number {
+  return i32[(off + KEY_LENGTH_AT) >>> 2]! & 0xffff;
+}
+
 /** The location of the block at byte offset `off` (a multiple of 8) of segment `seg`. */
 export function locationOf(seg: number, off: number): number {
   return (seg << LOC_OFFSET_BITS) | (off >>> 3);
@@ -87,9 +95,6 @@ export interface ArenaState {
   /** Location of the first free block of each size class (0: none). */
   freeHeads: Uint32Array;
 }
-
-/** Called with each new segment's index right after it is added (the map publishes it to attached readers). */
-export type SegmentListener = (index: number) => void;
 
 export class Arena {
   /** The segments' memory, in location order; shared with readers. */
@@ -113,11 +118,6 @@ export class Arena {
   private current = -1;
   private used = 0;
   private size = 0;
-  private readonly onSegment: SegmentListener | null;
-
-  constructor(onSegment: SegmentListener | null = null) {
-    this.onSegment = onSegment;
-  }
 
   /** Bytes handed out from segments so far (live + free + waste). */
   get usedBytes(): number {
@@ -270,7 +270,6 @@ export class Arena {
       this.used = RESERVED_PREFIX_BYTES;
       this.wasteBytes += RESERVED_PREFIX_BYTES;
     }
-    if (this.onSegment !== null) this.onSegment(index);
     // Only segment 0, with its reserved prefix, can come out too small for a record of nearly the largest size.
     if (this.used + minBytes > this.size) this.addSegment(minBytes);
   }

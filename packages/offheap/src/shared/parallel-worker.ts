@@ -3,7 +3,7 @@
  * with the task's handle, does the task through an `OffHeapMapReader`, detaches. Scan and filter functions come
  * from the user's module, imported by URL (Node caches the import, so it loads once per worker thread).
  */
-import { OffHeapError, OffHeapErrorCodes } from './errors.js';
+import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { OffHeapMapReader } from './offheap-reader.js';
 import type { ParallelResult, ParallelTask } from './parallel-task.js';
 import type { ScanCursor } from './record-cursor.js';

@@ -48,7 +48,7 @@ const value = fc.oneof(
 
 describe('RecordDecoder', () => {
   it('decodes every value to exactly what msgpackr gives, or leaves it to msgpackr', () => {
-    const codec = new MsgpackCodec([], 32, null, null);
+    const codec = new MsgpackCodec([], 32, null);
     fc.assert(
       fc.property(value, (v) => {
         const bytes = Uint8Array.from(codec.encode(v));
@@ -65,7 +65,7 @@ describe('RecordDecoder', () => {
   });
 
   it('reads the common record shapes itself and leaves the rest (and any malformed bytes) to msgpackr', () => {
-    const codec = new MsgpackCodec([], 32, null, null);
+    const codec = new MsgpackCodec([], 32, null);
     const d = new RecordDecoder();
     const structures = (codec as unknown as { packr: { structures: Structures } }).packr.structures;
     const read = (v: unknown, cut = 0) => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Engine } from '@heapless/engine';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OffHeapErrorCodes } from './errors.js';
+import { OffHeapErrorCodes } from '../errors.js';
 import { OffHeapMap } from './offheap-map.js';
 
 const root = mkdtempSync(join(tmpdir(), 'offheap-keys-'));

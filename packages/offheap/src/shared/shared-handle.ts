@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { Structures } from './msgpack-codec.js';
-import type { FieldSpec } from './struct.js';
+import type { Structures } from '../codec/msgpack-codec.js';
+import type { FieldSpec } from '../struct.js';
 
 /** The memory a reader needs to see the map: posted to readers whenever it changes (see shared-control.ts). */
 export interface SharedLayout {

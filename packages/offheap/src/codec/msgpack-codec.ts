@@ -1,15 +1,15 @@
 import { Packr } from 'msgpackr';
-import { OffHeapError, OffHeapErrorCodes } from './errors.js';
-import { MISS, RecordDecoder } from './record-decoder.js';
+import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
+import { MISS, RecordDecoder, type Structures } from './record-decoder.js';
 
-/** The record structures msgpackr shares across values: one array of field names per structure id. */
-export type Structures = string[][];
+export type { Structures } from './record-decoder.js';
 
 /**
  * msgpackr with record structures, one per map (or reader): values that share a shape are written as a one-byte
  * structure id followed by their field values, which is smaller and decodes 2-3x faster than plain maps. The
- * structure table is the map's own state — the owner persists it whenever it grows (`takeDirty`) in the same engine
- * write as the value that introduced it, and posts it to readers, so every stored value stays decodable.
+ * structure table is the map's own state — when an `encode` grew it (`takeGrown`), the owner posts it to readers
+ * before the value can be seen, and persists it in the same engine write as the value, so every stored value stays
+ * decodable.
  */
 export class MsgpackCodec {
   readonly structures: Structures;
@@ -28,19 +28,13 @@ export class MsgpackCodec {
   private scratch32 = new Int32Array(this.scratch.buffer, 0, 1024);
   /** Reads the common record shapes in place, without msgpackr (see record-decoder.ts). */
   private readonly fast = new RecordDecoder();
-  private dirty = false;
+  private grown = false;
 
   /**
-   * `structures`: the table persisted with the data (empty for a new map). `onGrow` runs synchronously when a
-   * `encode` added a structure, before `encode` returns. `refresh` (readers) returns a newer table when a value
-   * names a structure id this codec does not know yet.
+   * `structures`: the table persisted with the data (empty for a new map). `refresh` (readers) returns a newer table
+   * when a value names a structure id this codec does not know yet.
    */
-  constructor(
-    structures: Structures,
-    maxSharedStructures: number,
-    onGrow: (() => void) | null,
-    refresh: (() => Structures) | null,
-  ) {
+  constructor(structures: Structures, maxSharedStructures: number, refresh: (() => Structures) | null) {
     this.structures = structures;
     this.packr = new Packr({
       useRecords: true,
@@ -49,8 +43,7 @@ export class MsgpackCodec {
       structures,
       maxSharedStructures,
       saveStructures: () => {
-        this.dirty = true;
-        if (onGrow !== null) onGrow();
+        this.grown = true;
         return true;
       },
       ...(refresh === null ? {} : { getStructures: refresh }),
@@ -115,11 +108,11 @@ export class MsgpackCodec {
     }
   }
 
-  /** True once if structures grew since the last call (the owner then persists `snapshot()`). */
-  takeDirty(): boolean {
-    const d = this.dirty;
-    this.dirty = false;
-    return d;
+  /** True once if an `encode` added structures since the last call (the owner then publishes and persists them). */
+  takeGrown(): boolean {
+    const g = this.grown;
+    this.grown = false;
+    return g;
   }
 
   /** Readers: appends structures the owner added since (ids only ever grow; earlier ones never change). */

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { ENTRY_HEADER_SIZE, type Engine, type EngineStats, type WriteOperation } from '@heapless/engine';
 import { pack, unpack } from 'msgpackr';
-import { OffHeapError, OffHeapErrorCodes } from './errors.js';
-import type { Structures } from './msgpack-codec.js';
-import type { EntryVisitor, ImageHooks, MapPersistence } from './offheap-map.js';
+import type { Structures } from '../codec/msgpack-codec.js';
+import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
 
 /**
  * How a map lives in its engine directory. Engine keys carry a one-byte namespace so the map's own metadata can
@@ -54,6 +53,65 @@ export interface DirectoryState {
   structures: Structures;
   /** Entries at the last clean close (0 if unknown): the index is sized for it before loading. */
   countHint: number;
+}
+
+/**
+ * Receives one entry: key `b[keyOff, keyOff+keyLen)`, then its value's `valueLen` bytes (a view valid during the
+ * call); false stops the walk.
+ */
+export type EntryVisitor = (b: Buffer, keyOff: number, keyLen: number, valueLen: number) => boolean;
+
+/** Where and as what the map writes its image at close (see `MapPersistence.tag`). */
+export interface ImageTag {
+  /** The directory the image goes to. */
+  readonly dir: string;
+  /** The id the engine now holds under its `image` key, and its last sequence: the image is of this state. */
+  readonly id: Uint8Array;
+  readonly sequence: number;
+  /** What the engine's meta key holds (carried by the image). */
+  readonly meta: MapMeta;
+}
+
+/** A persisted map's image settings, fixed at open. */
+export interface ImageSettings {
+  readonly dir: string;
+  readonly meta: MapMeta;
+  /** The engine sequence the map's image was loaded at (-1: the map was not loaded from an image). */
+  readonly loadedSequence: number;
+}
+
+/**
+ * The durable side of a persisted map (a memory-only map has none). The map drives its close: `settle`, then
+ * `tag`, then (given a tag) writes its image, then `close`.
+ */
+export interface MapPersistence {
+  /** Visits at most `limit` entries in [`lower`, `upper`), in key byte order. */
+  entriesInRange(lower: Uint8Array, upper: Uint8Array | null, limit: number, visit: EntryVisitor): void;
+  /**
+   * Records that `key` now maps to `value` (views into the arena: copied before returning), and the msgpackr
+   * structure table in the same atomic write when it grew with this value.
+   */
+  put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void;
+  del(key: Uint8Array): void;
+  /** Resolves when every write recorded so far is durable at the map's sync level; rejects with the first failure. */
+  durable(): Promise<void>;
+  /** Resolves when every write recorded so far is fsynced. */
+  flush(): Promise<void>;
+  /** The first write failure, once there is one. */
+  readonly failure: unknown;
+  /** The engine's counters and level sizes, for monitoring. */
+  engineStats(): EngineStats;
+  /** Resolves when every write recorded so far has settled (succeeded or failed). */
+  settle(): Promise<void>;
+  /**
+   * At close, after `settle`: records `entries` (the next open's sizing hint) and, when the map keeps an image,
+   * tags the engine's state with a fresh image id; returns where and as what to write the image, or null when none
+   * is to be written (no image kept, a write failed, or the map is unchanged since it was loaded from its image,
+   * which stays current).
+   */
+  tag(entries: number): Promise<ImageTag | null>;
+  /** Closes the engine (after `tag`, and after the image was written). */
+  close(): Promise<void>;
 }
 
 /** Reads the map's metadata and structures; writes the metadata if the directory is new. Throws INCOMPATIBLE. */
@@ -145,9 +203,11 @@ export class EnginePersistence implements MapPersistence {
     return this.engine.stats();
   }
 
+  /** `image`: where the map keeps its image, or null (`image: false`). */
   constructor(
     private readonly engine: Engine,
     private readonly sync: boolean,
+    private readonly image: ImageSettings | null,
   ) {}
 
   put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void {
@@ -185,36 +245,38 @@ export class EnginePersistence implements MapPersistence {
     await this.durable();
   }
 
+  async settle(): Promise<void> {
+    if (this.pending > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
   /**
-   * Waits for every write, flushes the engine's memtable into a table, records the entry count as the next open's
-   * sizing hint, writes the map image (when `image` is given) tagged with a fresh id recorded in the engine and the
-   * engine's last sequence, and closes the engine. A map unchanged since it was loaded from an image keeps that image. An image that cannot be written is
-   * reported as a process warning (code HEAPLESS_IMAGE_WRITE_FAILED): nothing is lost, the next open scans.
+   * Flushes the engine's memtable into a table, records the entry count as the next open's sizing hint, and with an
+   * image writes a fresh id to the engine, to tag the image the map then writes with it and the engine's last
+   * sequence. A map unchanged since it was loaded from an image keeps that image (null, nothing written).
    */
-  async close(entries: number, image: ImageHooks | null): Promise<void> {
-    await this.settled();
-    if (image === null || this.failure !== undefined || this.engine.stats().lastSequence !== image.loadedSequence) {
-      // Into a table with everything written so far: the next open then replays a WAL of two records instead of
-      // up to a memtable's worth (about 5-50 µs per record, cold).
-      if (this.failure === undefined) {
-        await this.engine.flush().catch((err: unknown) => {
-          this.failure = err;
-        });
-      }
-      const c = new Uint8Array(4);
-      new DataView(c.buffer).setUint32(0, entries, true);
-      this.track(this.engine.put(COUNT_KEY, c));
-      const id = randomBytes(16);
-      if (image !== null) this.track(this.engine.put(IMAGE_KEY, id));
-      await this.settled();
-      if (image !== null && this.failure === undefined) {
-        try {
-          image.write(id, this.engine.stats().lastSequence);
-        } catch (err) {
-          process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
-        }
-      }
+  async tag(entries: number): Promise<ImageTag | null> {
+    const image = this.image;
+    if (image !== null && this.failure === undefined && this.engine.stats().lastSequence === image.loadedSequence) {
+      return null;
     }
+    // Into a table with everything written so far: the next open then replays a WAL of two records instead of up
+    // to a memtable's worth (about 5-50 µs per record, cold).
+    if (this.failure === undefined) {
+      await this.engine.flush().catch((err: unknown) => {
+        this.failure = err;
+      });
+    }
+    const c = new Uint8Array(4);
+    new DataView(c.buffer).setUint32(0, entries, true);
+    this.track(this.engine.put(COUNT_KEY, c));
+    const id = randomBytes(16);
+    if (image !== null) this.track(this.engine.put(IMAGE_KEY, id));
+    await this.settle();
+    if (image === null || this.failure !== undefined) return null;
+    return { dir: image.dir, id, sequence: this.engine.stats().lastSequence, meta: image.meta };
+  }
+
+  async close(): Promise<void> {
     await this.engine.close();
   }
 
@@ -259,11 +321,6 @@ export class EnginePersistence implements MapPersistence {
     out[0] = NS_DATA;
     out.set(key, 1);
     return out;
-  }
-
-  /** Resolves when every write tracked so far has settled. */
-  private async settled(): Promise<void> {
-    if (this.pending > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
   /** The engine key of a user key: NS_DATA then the key, in a scratch the engine copies from before returning. */

@@ -1,9 +1,9 @@
-import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from './arena.js';
-import { OffHeapError, OffHeapErrorCodes } from './errors.js';
-import type { HashTable } from './hash-table.js';
-import type { MsgpackCodec } from './msgpack-codec.js';
+import type { MsgpackCodec } from '../codec/msgpack-codec.js';
+import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
+import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
+import type { HashTable } from '../memory/hash-table.js';
+import type { FieldSpec, StructType, StructValue, StructView, StructViewBase, ViewHost } from '../struct.js';
 import { stripeOf } from './shared-control.js';
-import type { FieldSpec, StructType, StructValue, StructView, StructViewBase, ViewHost } from './struct.js';
 
 /**
  * What a scan function sees: one record at a time, copied out of the shared arena (under the seqlock when another

@@ -1,13 +1,10 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
-import { Arena, locOffset, locSegment, RECORD_HEADER_BYTES } from './arena.js';
-import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from './errors.js';
-import { HashTable } from './hash-table.js';
-import { hashBytes, KeyHasher } from './key-bytes.js';
-import { MsgpackCodec, type Structures } from './msgpack-codec.js';
-import type { MapKey } from './offheap-map.js';
-import { RecordCursor, type ScanCursor } from './record-cursor.js';
-import { CTRL_CLOSED, CTRL_GENERATION, CTRL_SIZE, stripeOf } from './shared-control.js';
-import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
+import { MsgpackCodec, type Structures } from '../codec/msgpack-codec.js';
+import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
+import { hashBytes, KeyHasher } from '../key-bytes.js';
+import type { MapKey } from '../map/map-options.js';
+import { Arena, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
+import { HashTable } from '../memory/hash-table.js';
 import {
   type FieldSpec,
   StructType,
@@ -15,7 +12,10 @@ import {
   type StructView,
   type StructViewBase,
   type ViewHost,
-} from './struct.js';
+} from '../struct.js';
+import { RecordCursor, type ScanCursor } from './record-cursor.js';
+import { CTRL_CLOSED, CTRL_GENERATION, CTRL_SIZE, stripeOf } from './shared-control.js';
+import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
 
 /**
  * A read-only view of an `OffHeapMap` from another thread (or the same one), over the owner's SharedArrayBuffers.
@@ -66,7 +66,6 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
         ? new MsgpackCodec(
             handle.layout.structures.map((s) => s.slice()),
             handle.maxSharedStructures,
-            null,
             () => this.refreshStructures(),
           )
         : null;

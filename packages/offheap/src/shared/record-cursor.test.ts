@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { OffHeapErrorCodes } from './errors.js';
-import { OffHeapMap } from './offheap-map.js';
+import { OffHeapErrorCodes } from '../errors.js';
+import { OffHeapMap } from '../map/offheap-map.js';
+import { struct, utf8 } from '../struct.js';
 import type { ScanCursor } from './record-cursor.js';
-import { struct, utf8 } from './struct.js';
 
 const Person = struct({ age: 'u8', name: utf8(12) });
 type PersonValue = ReturnType<typeof Person.decode>;

@@ -7,10 +7,13 @@
  * page; a memory-only map has no ordered index, and a page costs one pass over the hash index (`firstInRange`),
  * comparing key bytes where they lie in the arena and keeping the page's records in a bounded heap.
  */
-import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from './arena.js';
-import { invalidArgument } from './errors.js';
-import type { HashTable } from './hash-table.js';
-import { illFormedKey, utf8Length, writeUtf8 } from './key-bytes.js';
+
+import { invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
+import { illFormedKey, utf8Length, writeUtf8 } from '../key-bytes.js';
+import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
+import type { HashTable } from '../memory/hash-table.js';
+import type { MapPersistence } from '../persist/persistence.js';
+import { copyOf } from './copy-of.js';
 
 /** What `range` selects: keys starting with `prefix`, at or after `gte` / after `gt`, before `lt`. */
 export interface RangeOptions<K> {
@@ -111,6 +114,56 @@ export function keyRangeOf<K>(options: RangeOptions<K>, strings: boolean): KeyRa
   if (options.lt !== undefined) upper = min(upper, keyBytes(options.lt, strings, 'lt'));
   if (upper !== null && compareKeyBytes(lower, 0, lower.length, upper, 0, upper.length) >= 0) return null;
   return { lower, upper };
+}
+
+/**
+ * One page of `range` (see `OffHeapMap.range`): from the engine's sorted iterator when the map is persisted, else
+ * from one pass over the hash `tables`. Throws INVALID_ARGUMENT, PERSIST_FAILED, or the engine's errors.
+ */
+export function rangePage<K>(
+  options: RangeOptions<K>,
+  keysAreStrings: boolean,
+  persistence: MapPersistence | null,
+  tables: readonly HashTable[],
+  arena: Arena,
+): RangePage<K> {
+  if (typeof options !== 'object' || options === null) throw invalidArgument('range(options: object)');
+  const limit = options.limit ?? 100;
+  const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+  if (!Number.isInteger(limit) || limit < 1) throw invalidArgument('range: limit must be an integer ≥ 1');
+  if (!(maxBytes >= 1)) throw invalidArgument('range: maxBytes must be ≥ 1');
+  if (persistence !== null && persistence.failure !== undefined) {
+    throw new OffHeapError(
+      OffHeapErrorCodes.PERSIST_FAILED,
+      'an earlier engine write failed: the engine may not hold every key of the map, so it cannot order them',
+      { cause: persistence.failure },
+    );
+  }
+  const page: RangePage<K> = { entries: [], more: false };
+  const range = keyRangeOf(options, keysAreStrings);
+  if (range === null) return page;
+  let bytes = 0;
+  /** Adds the entry (key `b[off, off+len)`, then `vlen` value bytes) to the page, or says the page is full. */
+  const add = (b: Buffer, off: number, len: number, vlen: number): boolean => {
+    if (page.entries.length === limit || bytes >= maxBytes) {
+      page.more = true;
+      return false;
+    }
+    const key = (keysAreStrings ? Buffer.prototype.utf8Slice.call(b, off, off + len) : copyOf(b, off, off + len)) as K;
+    page.entries.push([key, copyOf(b, off + len, off + len + vlen)]);
+    bytes += len + vlen;
+    return true;
+  };
+  if (persistence !== null) {
+    persistence.entriesInRange(range.lower, range.upper, limit + 1, add);
+    return page;
+  }
+  for (const loc of firstInRange(tables, arena, range, limit + 1)) {
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
+    if (!add(arena.u8[seg]!, off + RECORD_HEADER_BYTES, arena.keyLength(seg, off), arena.valueLength(seg, off))) break;
+  }
+  return page;
 }
 
 /**

@@ -16,14 +16,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
+import { OffHeapMap } from '../map/offheap-map.js';
 import { beginImageLoad, IMAGE_FILE } from './image.js';
 import { loadNative, native, nativeStatus, portableImageChecksum } from './native.js';
-import { OffHeapMap } from './offheap-map.js';
 
 const root = mkdtempSync(join(tmpdir(), 'offheap-native-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const script = fileURLToPath(new URL('../scripts/build-native.mjs', import.meta.url));
-const abiDir = fileURLToPath(new URL(`../dist/native/abi${process.versions.modules}/`, import.meta.url));
+const script = fileURLToPath(new URL('../../scripts/build-native.mjs', import.meta.url));
+const abiDir = fileURLToPath(new URL(`../../dist/native/abi${process.versions.modules}/`, import.meta.url));
 const linux = process.platform === 'linux';
 
 /** Runs the build script with `args` (and CXX=`cxx` if given); its exit code, stdout and stderr lines. */
@@ -226,7 +226,7 @@ describe('native helper', () => {
       const [job, sab] = native!.loadSections!(fd, [0, n, n + 4096]);
       expect(native!.checksumWait(job)).toEqual([portableImageChecksum(bytes)]);
       closeSync(fd);
-      const nativeUrl = new URL('../dist/native.js', import.meta.url).href;
+      const nativeUrl = new URL('../../dist/persist/native.js', import.meta.url).href;
       expect(existsSync(fileURLToPath(nativeUrl))).toBe(true);
       const worker = new Worker(
         `const { parentPort, workerData } = require('node:worker_threads');

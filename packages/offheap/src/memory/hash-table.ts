@@ -1,5 +1,13 @@
-import { type Arena, LOC_EMPTY, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from './arena.js';
-import { bytesEqual, type KeyHasher, utf8EqualsAligned, wordsEqual } from './key-bytes.js';
+import { bytesEqual, type KeyHasher, utf8EqualsAligned, wordsEqual } from '../key-bytes.js';
+import {
+  type Arena,
+  keyLengthIn,
+  LOC_EMPTY,
+  LOC_TOMBSTONE,
+  locOffset,
+  locSegment,
+  RECORD_HEADER_BYTES,
+} from './arena.js';
 
 /**
  * The index: an open-addressing hash table with linear probing in one SharedArrayBuffer. Capacity is a power of
@@ -67,11 +75,12 @@ export class HashTable {
         const off = locOffset(loc);
         // A reader racing a write can meet a location in a segment it has not mapped yet: not its key (the
         // seqlock check after the probe sends it round again if it was).
-        if (arena.u8[seg] !== undefined && arena.keyLength(seg, off) === len) {
+        const i32 = arena.i32[seg];
+        if (i32 !== undefined && keyLengthIn(i32, off) === len) {
           const keyStart = off + RECORD_HEADER_BYTES;
           if (
             words !== null
-              ? wordsEqual(words, arena.i32[seg]!, keyStart >>> 2, len)
+              ? wordsEqual(words, i32, keyStart >>> 2, len)
               : utf8EqualsAligned(key, arena.u8[seg]!, arena.u32[seg]!, keyStart, len)
           ) {
             return i;
@@ -100,9 +109,10 @@ export class HashTable {
       } else if (hashes[i * 2] === h) {
         const seg = locSegment(loc);
         const off = locOffset(loc);
+        const i32 = arena.i32[seg];
         if (
-          arena.u8[seg] !== undefined &&
-          arena.keyLength(seg, off) === len &&
+          i32 !== undefined &&
+          keyLengthIn(i32, off) === len &&
           bytesEqual(key, keyOff, arena.u8[seg]!, off + RECORD_HEADER_BYTES, len)
         ) {
           return i;

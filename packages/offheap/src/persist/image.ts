@@ -1,9 +1,9 @@
 import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ArenaState } from './arena.js';
-import { SLOT_BYTES } from './hash-table.js';
+import type { ArenaState } from '../memory/arena.js';
+import { SLOT_BYTES } from '../memory/hash-table.js';
+import { SIZE_CLASS_COUNT } from '../memory/size-class.js';
 import { type ImageLoader, imageChecksum, type NativeHelpers, native, portableImageChecksum } from './native.js';
-import { SIZE_CLASS_COUNT } from './size-class.js';
 
 /**
  * The map image: a persisted map's own memory (index table and arena segments, byte for byte) written at a clean

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { Engine } from '@heapless/engine';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OffHeapErrorCodes } from './errors.js';
+import { OffHeapErrorCodes } from '../errors.js';
+import { EnginePersistence, NS_DATA } from '../persist/persistence.js';
 import { OffHeapMap } from './offheap-map.js';
 import type { RangeOptions } from './ordered-range.js';
-import { EnginePersistence, NS_DATA } from './persistence.js';
 
 const root = mkdtempSync(join(tmpdir(), 'offheap-range-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -154,7 +154,7 @@ describe('OffHeapMap.range against a sorted Map', () => {
 describe('EnginePersistence.entriesInRange', () => {
   it('reads at most `limit` entries of the range, keys and values, and stops when the visitor says so', async () => {
     const engine = await Engine.open(freshDir());
-    const persistence = new EnginePersistence(engine, false);
+    const persistence = new EnginePersistence(engine, false, null);
     const keys = Array.from({ length: 50 }, (_, i) => `k${String(i).padStart(2, '0')}`);
     for (const [i, k] of keys.entries()) persistence.put(Buffer.from(k), Uint8Array.of(i), null);
     await engine.put(Uint8Array.of(NS_DATA + 1, 0x61), Uint8Array.of(2)); // after the data namespace
@@ -175,6 +175,7 @@ describe('EnginePersistence.entriesInRange', () => {
     expect(read('k05', 'k45', 7).map(([k]) => k)).toEqual(keys.slice(5, 12));
     expect(read('k05', null, 100, 3).map(([k]) => k)).toEqual(['k05', 'k06', 'k07']);
     expect(read('k48', null, 100).map(([k]) => k)).toEqual(['k48', 'k49']);
-    await persistence.close(0, null);
+    await persistence.settle();
+    await persistence.close();
   });
 });

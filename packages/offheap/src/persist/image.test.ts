@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { Engine } from '@heapless/engine';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { OffHeapMap } from '../map/offheap-map.js';
+import { struct, utf8 } from '../struct.js';
 import { beginImageLoad, IMAGE_FILE } from './image.js';
 import { native, portableImageChecksum } from './native.js';
-import { OffHeapMap } from './offheap-map.js';
 import { directoryFromImage, FORMAT_VERSION } from './persistence.js';
-import { struct, utf8 } from './struct.js';
 
 const root = mkdtempSync(join(tmpdir(), 'offheap-image-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -146,7 +146,7 @@ function loadModule<T extends { builtFor: string }>(path: string): T | string {
 }
 
 // From src/ (tests) and from dist/ alike, the build for this Node's ABI is ../dist/native/abi<ABI>/.
-const loaded = loadNative(fileURLToPath(new URL(`../dist/native/abi${process.versions.modules}/`, import.meta.url)));
+const loaded = loadNative(fileURLToPath(new URL(`../../dist/native/abi${process.versions.modules}/`, import.meta.url)));
 
 /** The native helper, or null where it is not built for this Node (or `HEAPLESS_NATIVE=0` asks not to use it). */
 export const native: NativeHelpers | null = loaded.helpers;

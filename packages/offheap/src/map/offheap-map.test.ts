@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
-import { OffHeapErrorCodes } from './errors.js';
+import { OffHeapErrorCodes } from '../errors.js';
 import { OffHeapMap } from './offheap-map.js';
 
 describe('OffHeapMap (memory-only)', () => {

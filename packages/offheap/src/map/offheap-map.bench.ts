@@ -2,14 +2,15 @@
  * Quick measurement, not a test: set / decoded get / one-field read of OffHeapMap (msgpack and struct) against a
  * Map<string, object>, same keys and records, same run, reported as ops/s and ratios to the Map.
  *
- *   npx tsc -p packages/offheap/tsconfig.bench.json && node --expose-gc packages/offheap/dist/bench/offheap-map.bench.js [N]
+ *   npx tsc -p packages/offheap/tsconfig.bench.json && node --expose-gc packages/offheap/dist/bench/map/offheap-map.bench.js [N]
  *
  * With --expose-gc it also reports heap used after each load and the time of a forced full GC then.
  *
  * The full comparison (5M users, GC pauses, lmdb) is `pnpm bench gc-pressure`.
  */
+
+import { array, struct, utf8 } from '../struct.js';
 import { OffHeapMap } from './offheap-map.js';
-import { array, struct, utf8 } from './struct.js';
 
 const N = Number(process.argv[2] ?? 1_000_000);
 const User = struct({ id: 'u32', name: utf8(24), email: utf8(40), age: 'u8', friends: array('u32', 3) });

@@ -1,11 +1,11 @@
 import { Packr } from 'msgpackr';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
-import { MISS, RecordDecoder, type Structures } from './record-decoder.js';
+import { InPlaceDecoder, MISS, type Structures } from './in-place-decoder.js';
 
-export type { Structures } from './record-decoder.js';
+export type { Structures } from './in-place-decoder.js';
 
 /**
- * msgpackr with record structures, one per map (or reader): values that share a shape are written as a one-byte
+ * msgpackr with shared structures, one per map (or reader): objects that share a shape are written as a one-byte
  * structure id followed by their field values, which is smaller and decodes 2-3x faster than plain maps. The
  * structure table is the map's own state — when an `encode` grew it (`takeGrown`), the owner posts it to readers
  * before the value can be seen, and persists it in the same engine write as the value, so every stored value stays
@@ -26,8 +26,8 @@ export class MsgpackCodec {
    */
   private scratch: Buffer = Buffer.allocUnsafeSlow(4096);
   private scratch32 = new Int32Array(this.scratch.buffer, 0, 1024);
-  /** Reads the common record shapes in place, without msgpackr (see record-decoder.ts). */
-  private readonly fast = new RecordDecoder();
+  /** Reads the common structured objects in place, without msgpackr (see in-place-decoder.ts). */
+  private readonly fast = new InPlaceDecoder();
   private grown = false;
 
   /**
@@ -62,9 +62,9 @@ export class MsgpackCodec {
   }
 
   /**
-   * Decodes bytes `[start, end)` of an owner's segment (`u8`, `dv` and `i32` view it). Records of the common shape
-   * are read in place by `RecordDecoder`; anything else is copied in int32 words (the owner's segments are
-   * 8-byte-aligned blocks, so the rounding stays inside the record's block) and decoded by msgpackr. Throws
+   * Decodes bytes `[start, end)` of an owner's segment (`u8`, `dv` and `i32` view it). Structured objects of the
+   * common shape are read in place by `InPlaceDecoder`; anything else is copied in int32 words (the owner's segments
+   * are 8-byte-aligned blocks, so the rounding stays inside the arena record's block) and decoded by msgpackr. Throws
    * DECODE_FAILED.
    */
   decode(u8: Uint8Array, dv: DataView, i32: Int32Array, start: number, end: number): unknown {

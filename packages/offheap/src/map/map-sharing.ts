@@ -5,7 +5,7 @@
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Arena } from '../memory/arena.js';
-import { CTRL_CLOSED, CTRL_GENERATION, CTRL_SIZE } from '../shared/shared-control.js';
+import { CTRL_CLOSED, CTRL_LAYOUT_GENERATION, CTRL_SIZE } from '../shared/shared-control.js';
 import type { SharedLayout, SharedMapHandle } from '../shared/shared-handle.js';
 import type { FieldSpec } from '../struct.js';
 import type { MapCodec } from './map-codec.js';
@@ -23,8 +23,8 @@ export interface ShareIdentity {
 /** Hands out reader handles and keeps every attached reader's layout current. */
 export class MapSharing {
   private readonly ports: MessagePort[] = [];
-  /** Layouts published so far (a reader whose copy is older refreshes from its port). */
-  private generation = 0;
+  /** Layouts published so far: a reader holding an older generation refreshes from its port. */
+  layoutGeneration = 0;
 
   constructor(
     private readonly seqlock: Seqlock,
@@ -33,11 +33,6 @@ export class MapSharing {
     private readonly codec: MapCodec,
     private readonly identity: ShareIdentity,
   ) {}
-
-  /** Layouts published so far (for `dump`). */
-  get layouts(): number {
-    return this.generation;
-  }
 
   /**
    * A handle one reader attaches to; from now on every change takes the seqlock. Its port closes when the reader
@@ -54,7 +49,7 @@ export class MapSharing {
     const control = this.seqlock.control;
     this.seqlock.active = true;
     Atomics.store(control, CTRL_SIZE, this.index.count);
-    Atomics.store(control, CTRL_GENERATION, this.generation);
+    Atomics.store(control, CTRL_LAYOUT_GENERATION, this.layoutGeneration);
     return {
       kind: 'heapless-offheap-map',
       ...this.identity,
@@ -70,12 +65,12 @@ export class MapSharing {
    * before a reader could meet a location or structure id of the new layout.
    */
   publish(): void {
-    this.generation++;
+    this.layoutGeneration++;
     if (this.ports.length > 0) {
       const layout = this.layout();
       for (const p of this.ports) p.postMessage(layout);
     }
-    Atomics.store(this.seqlock.control, CTRL_GENERATION, this.generation);
+    Atomics.store(this.seqlock.control, CTRL_LAYOUT_GENERATION, this.layoutGeneration);
   }
 
   /** Marks the memory closed for every reader and closes their ports. */
@@ -87,7 +82,7 @@ export class MapSharing {
   private layout(): SharedLayout {
     const { table, old } = this.index;
     return {
-      generation: this.generation,
+      generation: this.layoutGeneration,
       table: table.sab,
       capacity: table.capacity,
       oldTable: old === null ? null : old.sab,

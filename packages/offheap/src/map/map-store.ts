@@ -24,10 +24,10 @@ export class MapStore {
   /** Bytes of headers, keys and values of live records, without class padding (`stats().payloadBytes`). */
   payload = 0;
   /**
-   * Reclaim epoch: bumped whenever a block is freed (a record deleted, or moved to a block of another class), so a
-   * view positioned before re-finds its key instead of reading a block that may hold another record now.
+   * Blocks freed so far (a record deleted, or moved to a block of another class): a view positioned when it was
+   * lower re-finds its key instead of reading a block that may hold another record now.
    */
-  epoch = 0;
+  reclaims = 0;
 
   constructor(
     readonly index: MapIndex,
@@ -61,7 +61,7 @@ export class MapStore {
     const loc = index.foundLocation(slot);
     this.payload -= recordBytes(index.keyLength, this.arena.valueLength(locSegment(loc), locOffset(loc)));
     index.remove(slot);
-    this.epoch++;
+    this.reclaims++;
   }
 
   /** A copy of the key bytes of the record in `slot`, which `index.find` just returned. */
@@ -111,7 +111,7 @@ export class MapStore {
         t.slots[slot * 2 + 1] = loc;
         arena.free(oldLoc);
         this.seqlock.unlock(h);
-        this.epoch++;
+        this.reclaims++;
       }
     } else {
       let grew = false;

@@ -24,7 +24,7 @@ import type { Seqlock } from './seqlock.js';
  * Keys are strings (stored as their UTF-8 bytes) or Uint8Arrays. A string key must be well-formed UTF-16: every
  * method that takes a key throws INVALID_ARGUMENT for one with a lone surrogate, which has no UTF-8 form of its own.
  *
- * All reads and writes are synchronous and immediately visible. Values are msgpack (records with shared
+ * All reads and writes are synchronous and immediately visible. Values are msgpack (objects written against shared
  * structures) by default, or a fixed `struct` layout read and written in place through views. A map from
  * `OffHeapMap.open({ dir })` also writes every mutation to `@heapless/engine`; see `durable()` and `flush()`.
  *
@@ -40,8 +40,8 @@ import type { Seqlock } from './seqlock.js';
  * them, the host of struct views, and the one that drives close.
  */
 export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldSpec = FieldSpec> implements ViewHost {
-  /** Reclaim epoch (ViewHost): the store's, copied after every write that can free a block. */
-  epoch = 0;
+  /** Blocks reclaimed so far (ViewHost): the store's count, copied after every write that can free a block. */
+  reclaims = 0;
   private readonly keysAreStrings: boolean;
   private readonly codec: MapCodec<F>;
   private readonly arena: Arena;
@@ -151,7 +151,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       this.unsavedStructures = true;
     }
     const loc = this.store.put(key, bytes, bytes.length);
-    this.epoch = this.store.epoch;
+    this.reclaims = this.store.reclaims;
     if (this.persistence !== null) this.persist(loc);
     return this;
   }
@@ -164,7 +164,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     this.checkWritable();
     this.codec.checkBytes(bytes);
     const loc = this.store.put(key, bytes, bytes.length);
-    this.epoch = this.store.epoch;
+    this.reclaims = this.store.reclaims;
     if (this.persistence !== null) this.persist(loc);
     return this;
   }
@@ -177,7 +177,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     // The engine copies the key before returning, but the block is freed first: copy it out before.
     const keyBytes = this.persistence === null ? null : this.store.keyOf(slot);
     this.store.remove(slot);
-    this.epoch = this.store.epoch;
+    this.reclaims = this.store.reclaims;
     if (keyBytes !== null) this.persistence!.del(keyBytes);
     return true;
   }
@@ -254,13 +254,21 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const seg = locSegment(loc);
     const start = locOffset(loc) + RECORD_HEADER_BYTES + index.keyLength;
     const arena = this.arena;
-    (view as StructViewBase<F>)._position(arena.u8[seg]!, arena.dv[seg]!, start, this.epoch, key, loc, index.keyHash);
+    (view as StructViewBase<F>)._position(
+      arena.u8[seg]!,
+      arena.dv[seg]!,
+      start,
+      this.reclaims,
+      key,
+      loc,
+      index.keyHash,
+    );
     return true;
   }
 
   /** ViewHost: re-finds a view's key after space was reclaimed. */
   revalidate<G extends FieldSpec>(view: StructViewBase<G>): void {
-    if (view._epoch === -1) throw new OffHeapError(OffHeapErrorCodes.VIEW_NOT_POSITIONED, 'view is not positioned');
+    if (view._reclaims === -1) throw new OffHeapError(OffHeapErrorCodes.VIEW_NOT_POSITIONED, 'view is not positioned');
     if (this.closed) throw closedError('map');
     if (!this.locate(view._key as K, view as unknown as StructView<F>)) throw viewNotPositioned(view._key);
   }
@@ -309,7 +317,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   /** Index and arena state as text, for tests and debugging (lists every slot: small maps only). */
   dump(): string {
     return [
-      `map entries=${this.index.count} generation=${this.sharing.layouts}`,
+      `map entries=${this.index.count} layoutGeneration=${this.sharing.layoutGeneration}`,
       this.index.dump(),
       this.arena.dump(),
     ].join('\n');

@@ -9,7 +9,7 @@ import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
  * never collide with a user key:
  *
  *   0x00 "meta"        msgpack { format: 1, keys: 'string'|'bytes', codec: 'msgpack'|'struct', struct: signature }
- *   0x00 "structures"  msgpack array of msgpackr record structures (arrays of field names), in id order
+ *   0x00 "structures"  msgpack array of msgpackr structures (arrays of field names), in id order
  *   0x00 "sync"        empty; written with sync by `flush()` to force an fdatasync of everything before it
  *   0x00 "count"       u32 LE: entries at the last clean close; sizes the index at the next open (a hint only)
  *   0x00 "image"       16 random bytes written at each clean close, also in the header of the map image written

@@ -14,7 +14,7 @@ import {
   type ViewHost,
 } from '../struct.js';
 import { RecordCursor, type ScanCursor } from './record-cursor.js';
-import { CTRL_CLOSED, CTRL_GENERATION, CTRL_SIZE, stripeOf } from './shared-control.js';
+import { CTRL_CLOSED, CTRL_LAYOUT_GENERATION, CTRL_SIZE, stripeOf } from './shared-control.js';
 import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
 
 /**
@@ -36,7 +36,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   implements ViewHost
 {
   /** ViewHost: reader views are private copies, never stale. */
-  readonly epoch = 0;
+  readonly reclaims = 0;
   /** The id of the map this reader is attached to (`SharedMapHandle.id`). */
   readonly mapId: string;
   private readonly control: Int32Array;
@@ -46,7 +46,8 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   private readonly codec: MsgpackCodec | null;
   private readonly hasher = new KeyHasher();
   private readonly arena = new Arena();
-  private generation: number;
+  /** The layout generation of the layout this reader holds. */
+  private layoutGeneration: number;
   private table: HashTable;
   private old: HashTable | null;
   private buf: Buffer = Buffer.allocUnsafeSlow(4096);
@@ -69,7 +70,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
             () => this.refreshStructures(),
           )
         : null;
-    this.generation = -1;
+    this.layoutGeneration = -1;
     this.table = new HashTable(handle.layout.capacity, handle.layout.table);
     this.old = null;
     this.apply(handle.layout);
@@ -194,8 +195,8 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
         if (Atomics.load(control, CTRL_CLOSED) === 1) throw closedError('map (reader)');
         continue;
       }
-      const g = Atomics.load(control, CTRL_GENERATION);
-      if (g !== this.generation) {
+      const g = Atomics.load(control, CTRL_LAYOUT_GENERATION);
+      if (g !== this.layoutGeneration) {
         this.refresh(g);
         continue;
       }
@@ -212,7 +213,8 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
       }
       let ok = true;
       if (slot >= 0) ok = this.copyValue(t.slots[slot * 2 + 1]!);
-      if (ok && Atomics.load(control, st) === s1 && Atomics.load(control, CTRL_GENERATION) === g) return slot >= 0;
+      if (ok && Atomics.load(control, st) === s1 && Atomics.load(control, CTRL_LAYOUT_GENERATION) === g)
+        return slot >= 0;
     }
   }
 
@@ -237,7 +239,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
     if (this.isClosed || Atomics.load(this.control, CTRL_CLOSED) === 1) throw closedError('map (reader)');
   }
 
-  /** Drains the port up to the latest layout; the owner posts before it bumps the generation. */
+  /** Drains the port up to the latest layout; the owner posts before it bumps the layout generation. */
   private refresh(target: number): void {
     let latest: SharedLayout | null = null;
     while (!this.isClosed) {
@@ -246,17 +248,17 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
       latest = m.message as SharedLayout;
     }
     if (latest !== null) this.apply(latest);
-    if (this.generation !== target && (latest === null || latest.generation < target)) {
+    if (this.layoutGeneration !== target && (latest === null || latest.generation < target)) {
       // Only possible once the owner closed (it closes our port): report that rather than spin.
       this.checkOpen();
-      // The owner bumped the generation before posting a layout only for share() itself: adopt its number.
-      this.generation = target;
+      // The owner bumped the layout generation before posting a layout only for share() itself: adopt its number.
+      this.layoutGeneration = target;
     }
   }
 
   private refreshNow(): boolean {
     if (this.isClosed || Atomics.load(this.control, CTRL_CLOSED) === 1) return false;
-    this.refresh(Atomics.load(this.control, CTRL_GENERATION));
+    this.refresh(Atomics.load(this.control, CTRL_LAYOUT_GENERATION));
     return true;
   }
 
@@ -273,7 +275,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
     }
     for (let i = this.arena.buffers.length; i < layout.segments.length; i++) this.arena.adopt(layout.segments[i]!);
     if (this.codec !== null) this.codec.update(layout.structures);
-    this.generation = layout.generation;
+    this.layoutGeneration = layout.generation;
   }
 }
 

@@ -29,12 +29,12 @@ export interface ScanCursor<K, V, F extends FieldSpec = FieldSpec> {
 }
 
 /**
- * ViewHost of cursor views: never writable. The cursor positions its view (epoch 0, the host's) on every record
- * `next()` copies, and unpositions it (epoch -1) before the first record and after the last, so a read then reaches
+ * ViewHost of cursor views: never writable. The cursor positions its view (reclaims 0, the host's) on every record
+ * `next()` copies, and unpositions it (-1) before the first record and after the last, so a read then reaches
  * `revalidate`, which throws.
  */
 const CURSOR_HOST: ViewHost = {
-  epoch: 0,
+  reclaims: 0,
   revalidate(): void {
     throw new OffHeapError(
       OffHeapErrorCodes.VIEW_NOT_POSITIONED,
@@ -113,9 +113,9 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
     }
   }
 
-  /** Positions `v` on the current record (epoch 0, the host's), or unpositions it (-1) when there is none. */
+  /** Positions `v` on the current record (reclaims 0, the host's), or unpositions it (-1) when there is none. */
   private placeView(v: StructViewBase<F>): void {
-    v._position(this.buf, this.dv, this.keyLength, this.onRecord ? CURSOR_HOST.epoch : -1, undefined, 0, 0);
+    v._position(this.buf, this.dv, this.keyLength, this.onRecord ? CURSOR_HOST.reclaims : -1, undefined, 0, 0);
   }
 
   get key(): K {

@@ -15,7 +15,7 @@
  * still hold what it loaded first; otherwise it retries. Freed space is reused only by a later write, which bumps
  * the stripe of the key that freed it first, so a reader racing with reuse always sees a changed stripe.
  */
-export const CTRL_GENERATION = 0;
+export const CTRL_LAYOUT_GENERATION = 0;
 export const CTRL_CLOSED = 1;
 export const CTRL_SIZE = 2;
 const STRIPES_BASE = 16;

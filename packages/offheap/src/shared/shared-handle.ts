@@ -14,7 +14,7 @@ export interface SharedLayout {
   readonly oldCapacity: number;
   /** Every arena segment, in location order. */
   readonly segments: readonly SharedArrayBuffer[];
-  /** msgpackr record structures (empty for struct maps). */
+  /** msgpackr shared structures (empty for struct maps). */
   readonly structures: Structures;
 }
 

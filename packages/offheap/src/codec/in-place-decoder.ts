@@ -1,27 +1,32 @@
-/** The record structures msgpackr shares across values: one array of field names per structure id. */
+/**
+ * The structures msgpackr shares across values: one array of field names per structure id. An object written
+ * against one is its structure id, then its field values in the structure's order (msgpackr calls such an object a
+ * record; here it is a structured object, "record" being the arena's word).
+ */
 export type Structures = string[][];
 
-/** What `RecordDecoder.decode` returns when the bytes are not of the subset it reads (msgpackr decodes them). */
+/** What `InPlaceDecoder.decode` returns when the bytes are not of the subset it reads (msgpackr decodes them). */
 export const MISS: unique symbol = Symbol('heapless.offheap.miss');
 
 /** Structure ids this decoder reads: one-byte ids `0x40 + id` (msgpackr's default of at most 32 shared structures). */
 const ONE_BYTE_IDS = 32;
 const fromCharCode = String.fromCharCode;
 
-type ObjectReader = (d: RecordDecoder) => unknown;
+type ObjectReader = (d: InPlaceDecoder) => unknown;
 
 /**
- * The owner's fast path for the common shape of a stored value: a msgpackr record of a shared structure whose
- * fields are small ints, floats (f64), booleans, null, ASCII strings, arrays of those, or nested such records.
+ * The owner's fast path for the common shape of a stored value: a structured object (a shared structure's id, then
+ * its field values) whose fields are small ints, floats (f64), booleans, null, ASCII strings, arrays of those, or
+ * nested structured objects.
  * It reads the arena segment in place (the owner is the only writer, so no copy is needed), with no module state,
- * one generated object literal per structure (as msgpackr's own record reader builds, so the objects have the same
+ * one generated object literal per structure (as msgpackr's own reader of structured objects builds, so the objects have the same
  * keys in the same order), and strings built in JS.
  *
  * Anything else — maps, binary, extensions, int64, float32, non-ASCII strings, two-byte structure ids, unknown
  * structures, bytes that do not end exactly at `end` — returns MISS and the caller decodes with msgpackr, which
  * owns every other case and every error message. So a value decodes to what msgpackr would give, or MISS.
  */
-export class RecordDecoder {
+export class InPlaceDecoder {
   /** Next byte to read. */
   pos = 0;
   private end = 0;
@@ -36,7 +41,7 @@ export class RecordDecoder {
   /** Decodes `u8[start, end)` (`dv` views the same memory), or returns MISS. */
   decode(u8: Uint8Array, dv: DataView, start: number, end: number, structures: Structures): unknown {
     const t = u8[start]!;
-    // Only records of a known one-byte structure id; everything else goes to msgpackr straight away.
+    // Only structured objects of a known one-byte structure id; everything else goes to msgpackr straight away.
     if (t < 0x40 || t >= 0x40 + ONE_BYTE_IDS || start >= end) return MISS;
     this.u8 = u8;
     this.dv = dv;
@@ -56,7 +61,7 @@ export class RecordDecoder {
     const t = b[p++]!;
     this.pos = p;
     if (t < 0x40) return t;
-    if (t < 0x80) return t < 0x40 + ONE_BYTE_IDS ? this.record(t - 0x40) : this.fail();
+    if (t < 0x80) return t < 0x40 + ONE_BYTE_IDS ? this.structured(t - 0x40) : this.fail();
     if (t < 0x90) return this.fail(); // fixmap
     if (t < 0xa0) return this.array(t - 0x90);
     if (t < 0xc0) return this.string(t - 0xa0);
@@ -121,7 +126,7 @@ export class RecordDecoder {
     return a;
   }
 
-  private record(id: number): unknown {
+  private structured(id: number): unknown {
     // msgpackr cuts the table to its shared length before each decode (later entries are a previous value's inline
     // definitions), so only shared ids are read here.
     const structures = this.structures;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { InPlaceDecoder, MISS } from './in-place-decoder.js';
 import { MsgpackCodec, type Structures } from './msgpack-codec.js';
-import { MISS, RecordDecoder } from './record-decoder.js';
 
 /** `bytes` placed at an 8-aligned offset of a SharedArrayBuffer, as in an arena segment. */
 function inSegment(bytes: Uint8Array, at = 24): { u8: Buffer; dv: DataView; i32: Int32Array; start: number } {
@@ -46,7 +46,7 @@ const value = fc.oneof(
   field,
 );
 
-describe('RecordDecoder', () => {
+describe('InPlaceDecoder', () => {
   it('decodes every value to exactly what msgpackr gives, or leaves it to msgpackr', () => {
     const codec = new MsgpackCodec([], 32, null);
     fc.assert(
@@ -64,9 +64,9 @@ describe('RecordDecoder', () => {
     );
   });
 
-  it('reads the common record shapes itself and leaves the rest (and any malformed bytes) to msgpackr', () => {
+  it('reads the common structured objects itself and leaves the rest (and any malformed bytes) to msgpackr', () => {
     const codec = new MsgpackCodec([], 32, null);
-    const d = new RecordDecoder();
+    const d = new InPlaceDecoder();
     const structures = (codec as unknown as { packr: { structures: Structures } }).packr.structures;
     const read = (v: unknown, cut = 0) => {
       const bytes = Uint8Array.from(codec.encode(v));

@@ -12,7 +12,7 @@
 import { invalidArgument } from '../errors.js';
 import { hashBytes, KeyHasher } from '../key-bytes.js';
 import type { Arena } from '../memory/arena.js';
-import { LOC_TOMBSTONE } from '../memory/arena.js';
+import { LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import { HashTable, SLOT_BYTES } from '../memory/hash-table.js';
 import type { MapKey } from './map-options.js';
 import type { Seqlock } from './seqlock.js';
@@ -190,11 +190,21 @@ export class MapIndex {
     return this.table.tombstones + (this.old === null ? 0 : this.old.tombstones);
   }
 
-  /** The tables as text (every used slot: small maps only). */
+  /** The tables as text (every used slot: small maps only), each live slot with its key. */
   dump(): string {
-    const parts = [this.table.dump()];
-    if (this.old !== null) parts.push(`draining from slot ${this.migrateCursor}:`, this.old.dump());
+    const describe = (loc: number): string => ` key=${this.keyText(loc)}`;
+    const parts = [this.table.dump(describe)];
+    if (this.old !== null) parts.push(`draining from slot ${this.migrateCursor}:`, this.old.dump(describe));
     return parts.join('\n');
+  }
+
+  /** The key of the record at `loc`, as text: a string key as it is, a byte key in hex. */
+  private keyText(loc: number): string {
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
+    const start = off + RECORD_HEADER_BYTES;
+    const end = start + this.arena.keyLength(seg, off);
+    return this.arena.u8[seg]!.toString(this.keysAreStrings ? 'utf8' : 'hex', start, end);
   }
 
   /** Moves up to `n` slots of the old table to the new one; true if that emptied and retired the old table. */

@@ -188,15 +188,4 @@ describe('OffHeapMap (memory-only)', () => {
       { numRuns: 150 },
     );
   });
-
-  it('dumps its state for debugging', () => {
-    const m = new OffHeapMap<string, number>();
-    m.set('a', 1);
-    m.delete('a');
-    m.set('b', 2);
-    const d = m.dump();
-    expect(d).toMatch(/map entries=1/);
-    expect(d).toMatch(/deleted/);
-    expect(d).toMatch(/arena reserved=262144/);
-  });
 });

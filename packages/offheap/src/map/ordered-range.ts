@@ -83,7 +83,8 @@ function prefixEnd(p: Uint8Array): Uint8Array | null {
   let n = p.length;
   while (n > 0 && p[n - 1] === 0xff) n--;
   if (n === 0) return null;
-  const out = p.slice(0, n);
+  const out = new Uint8Array(n); // a copy: `p` may be the caller's Buffer, whose slice() is a view
+  out.set(p.subarray(0, n));
   out[n - 1]!++;
   return out;
 }

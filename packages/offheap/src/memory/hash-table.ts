@@ -131,8 +131,8 @@ export class HashTable {
     return i;
   }
 
-  /** One line per used slot, for tests and debugging. */
-  dump(): string {
+  /** One line per used slot, for tests and debugging; `describe` adds what the location holds (the map: its key). */
+  dump(describe: (loc: number) => string = () => ''): string {
     const lines = [`table capacity=${this.capacity} live=${this.live} tombstones=${this.tombstones}`];
     for (let i = 0; i < this.capacity; i++) {
       const loc = this.slots[i * 2 + 1]!;
@@ -140,7 +140,7 @@ export class HashTable {
       lines.push(
         loc === LOC_TOMBSTONE
           ? `  ${i}: deleted`
-          : `  ${i}: hash=${this.slots[i * 2]!.toString(16)} seg=${locSegment(loc)} off=${locOffset(loc)}`,
+          : `  ${i}: hash=${this.slots[i * 2]!.toString(16).padStart(8, '0')} seg=${locSegment(loc)} off=${locOffset(loc)}${describe(loc)}`,
       );
     }
     return lines.join('\n');

@@ -171,6 +171,10 @@ export function directoryFromImage(
   } catch {
     return 'image metadata does not decode'; // cannot be with a good header checksum
   }
+  // Nor can this, unless the file was written by something else with a checksum of its own.
+  if (typeof stored?.meta !== 'object' || stored.meta === null || !Array.isArray(stored.structures)) {
+    return 'image metadata is not a map meta';
+  }
   checkMeta(engine, stored.meta, want);
   return { structures: stored.structures, countHint: 0 };
 }

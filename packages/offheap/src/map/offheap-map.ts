@@ -127,14 +127,12 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /** A copy of the stored bytes of `key`'s value (msgpack or struct layout), or undefined. */
   getBytes(key: K): Uint8Array | undefined {
-    const index = this.index;
-    const slot = index.find(key);
+    const slot = this.index.find(key);
     if (slot < 0) return undefined;
-    const loc = index.foundLocation(slot);
-    const seg = locSegment(loc);
-    const off = locOffset(loc);
-    const start = off + RECORD_HEADER_BYTES + index.keyLength;
-    return copyOf(this.arena.u8[seg]!, start, start + this.arena.valueLength(seg, off));
+    const loc = this.index.foundLocation(slot);
+    const arena = this.arena;
+    const start = locOffset(loc) + RECORD_HEADER_BYTES + this.index.keyLength;
+    return copyOf(arena.u8[locSegment(loc)]!, start, start + arena.valueLength(locSegment(loc), locOffset(loc)));
   }
 
   /**

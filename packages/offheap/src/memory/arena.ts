@@ -255,14 +255,7 @@ export class Arena {
     let bytes = index === 0 ? FIRST_SEGMENT_BYTES : Math.min(MAX_SEGMENT_BYTES, this.size * 2);
     while (bytes < minBytes + RESERVED_PREFIX_BYTES) bytes *= 2;
     if (bytes > MAX_SEGMENT_BYTES) bytes = MAX_SEGMENT_BYTES;
-    const sab = new SharedArrayBuffer(bytes);
-    this.buffers.push(sab);
-    this.u8.push(Buffer.from(sab));
-    this.u16.push(new Uint16Array(sab));
-    this.u32.push(new Uint32Array(sab));
-    this.i32.push(new Int32Array(sab));
-    this.dv.push(new DataView(sab));
-    this.reservedBytes += bytes;
+    this.adopt(new SharedArrayBuffer(bytes));
     this.current = index;
     this.size = bytes;
     this.used = 0;
@@ -307,7 +300,10 @@ export class Arena {
     this.freeHeads.set(state.freeHeads);
   }
 
-  /** Adds an existing segment (a reader mirroring the owner's arena); no allocation happens through this arena. */
+  /**
+   * Adds a segment and its views: a new one (`addSegment`), an imaged one (`restore`), or the owner's (a reader
+   * mirroring the owner's arena, through which no allocation happens).
+   */
   adopt(sab: SharedArrayBuffer): void {
     this.buffers.push(sab);
     this.u8.push(Buffer.from(sab));

@@ -322,7 +322,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   /**
-   * A handle another thread can `attach()` to for reading this map's memory (see offheap-reader.ts for the
+   * A handle another thread can `attach()` to for reading this map's memory (see shared/offheap-reader.ts for the
    * consistency model). Post it with its port transferred: `worker.postMessage(h, [h.port])`. The reader's
    * `close()` releases it; the map's `close()` ends every reader's access.
    */

@@ -3,7 +3,7 @@
  * records of the hash index are the first ones of a range.
  *
  * Order is the byte order of the keys (for string keys, of their UTF-8: Unicode code point order). A persisted map
- * reads its keys in that order from the engine's sorted iterator (persistence.ts), so a page costs a seek and the
+ * reads its keys in that order from the engine's sorted iterator (persist/persistence.ts), so a page costs a seek and the
  * page; a memory-only map has no ordered index, and a page costs one pass over the hash index (`firstInRange`),
  * comparing key bytes where they lie in the arena and keeping the page's records in a bounded heap.
  */

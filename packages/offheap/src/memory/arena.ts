@@ -84,7 +84,7 @@ export function recordBytes(keyLength: number, valueLength: number): number {
   return RECORD_HEADER_BYTES + keyLength + valueLength;
 }
 
-/** What, besides the segments' bytes, an arena needs to go on allocating where it stopped (see image.ts). */
+/** What, besides the segments' bytes, an arena needs to go on allocating where it stopped (see persist/image.ts). */
 export interface ArenaState {
   /** Segment bump allocation goes on in (-1: none yet), and its bytes handed out so far. */
   current: number;

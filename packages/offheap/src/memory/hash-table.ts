@@ -17,7 +17,7 @@ import {
  *   word 1  location of the record in the arena (see arena.ts); 0 = empty, 1 = deleted (tombstone)
  *
  * Deletes leave tombstones so that a reader probing at the same time never loses a key that sat behind the deleted
- * one; tombstones are dropped when the map rebuilds into a new table (see offheap-map.ts, "growth").
+ * one; tombstones are dropped when the map rebuilds into a new table (see map/map-index.ts, "Growth").
  */
 export const SLOT_WORDS = 2;
 export const SLOT_BYTES = SLOT_WORDS * 4;

@@ -2,12 +2,12 @@
 /**
  * Builds the native helper of @heapless/offheap for the Node.js running this script, with the system's C++ compiler
  * against that Node's headers (and node-addon-api's), into dist/native/abi<process.versions.modules>/. One
- * node_modules then serves several Node versions: each loads the build for its ABI (src/native.ts).
+ * node_modules then serves several Node versions: each loads the build for its ABI (src/persist/native.ts).
  *
  *   heapless_offheap.node     the helper, through Node-API (native/heapless_offheap.cc, native/node_api_shared.cc)
  *   heapless_offheap_v8.node  only where this Node's Node-API cannot wrap mapped memory in a SharedArrayBuffer (Node
  *                             20): that part through V8 itself (native/heapless_offheap_v8.cc)
- *   build.json                what was built from what, or why not; src/native.ts reports it at run time
+ *   build.json                what was built from what, or why not; src/persist/native.ts reports it at run time
  *   build.log                 the compiler's output
  *
  * The package works without the helper (map images then load with plain reads), so a build that fails is one line

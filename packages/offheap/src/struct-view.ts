@@ -20,7 +20,7 @@ import { invalidArgument, OffHeapError, OffHeapErrorCodes } from './errors.js';
 
 /**
  * Flyweight views over struct records in the map's arena (or a reader's private copy). Unlike the client's views,
- * which read bytes nobody else writes, these check their host's epoch before each access: arena space can be
+ * which read bytes nobody else writes, these check their host's reclaim count before each access: arena space can be
  * reclaimed under them, and the host re-finds the record (or throws VIEW_NOT_POSITIONED). Writes go through the
  * host, which publishes them to readers and persists them.
  */
@@ -30,10 +30,10 @@ export type StructView<F extends FieldSpec> = ViewFields<F> & StructViewBase<F>;
 
 /**
  * What a view is positioned by: an `OffHeapMap` (read-write, persisted) or an attached reader (read-only, over a
- * private copy). `epoch` changes whenever arena space is reclaimed, so a view can tell its record may have moved.
+ * private copy). `reclaims` counts the host's reclaimed arena blocks, so a view can tell its record may have moved.
  */
 export interface ViewHost {
-  readonly epoch: number;
+  readonly reclaims: number;
   /** Re-positions `view` on the current record of its key, or throws VIEW_NOT_POSITIONED. */
   revalidate<G extends FieldSpec>(view: StructViewBase<G>): void;
   /** Called before an in-place write (readers throw READ_ONLY). */
@@ -49,8 +49,8 @@ export class StructViewBase<F extends FieldSpec> {
   _dv: DataView;
   /** Byte offset of the struct's first field in `_u8`. */
   _off: number;
-  /** The host's epoch when the view was positioned; -1 when not positioned. */
-  _epoch: number;
+  /** The host's `reclaims` when the view was positioned; -1 when not positioned. */
+  _reclaims: number;
   /** The key the view is positioned on (host-specific), undefined when not positioned. */
   _key: unknown;
   /** Arena location of the record (host-specific). */
@@ -65,7 +65,7 @@ export class StructViewBase<F extends FieldSpec> {
     this._u8 = EMPTY_U8;
     this._dv = EMPTY_DV;
     this._off = 0;
-    this._epoch = -1;
+    this._reclaims = -1;
     this._key = undefined;
     this._loc = 0;
     this._hash = 0;
@@ -78,11 +78,11 @@ export class StructViewBase<F extends FieldSpec> {
   }
 
   /** Points the view at `off` in `u8`/`dv`; used by hosts. */
-  _position(u8: Uint8Array, dv: DataView, off: number, epoch: number, key: unknown, loc: number, hash: number): void {
+  _position(u8: Uint8Array, dv: DataView, off: number, seen: number, key: unknown, loc: number, hash: number): void {
     this._u8 = u8;
     this._dv = dv;
     this._off = off;
-    this._epoch = epoch;
+    this._reclaims = seen;
     this._key = key;
     this._loc = loc;
     this._hash = hash;
@@ -90,24 +90,24 @@ export class StructViewBase<F extends FieldSpec> {
 
   /** True if the view is positioned on a record. */
   get positioned(): boolean {
-    return this._epoch !== -1;
+    return this._reclaims !== -1;
   }
 
   /** The key the view is positioned on. Throws VIEW_NOT_POSITIONED if none. */
   get key(): unknown {
-    if (this._epoch === -1) throw notPositioned();
+    if (this._reclaims === -1) throw notPositioned();
     return this._key;
   }
 
   /** The whole record as a plain object (allocates). */
   toObject(): StructValue<F> {
-    if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+    if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
     return this._type.decodeFrom(this._u8, this._dv, this._off) as StructValue<F>;
   }
 
   /** Writes every field of `value` in place (one persisted write); a refused value changes nothing. */
   assign(value: StructValue<F>): void {
-    if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+    if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
     const type = this._type;
     type.validate(value as StructValue<FieldSpec>);
     this._host.beginWrite(this);
@@ -150,7 +150,7 @@ export class StructArray<T extends number | bigint | boolean> implements ArrayAc
   /** Element `i`; throws INVALID_ARGUMENT outside 0..length-1. */
   get(i: number): T {
     const v = this.view;
-    if (v._epoch !== v._host.epoch) v._host.revalidate(v);
+    if (v._reclaims !== v._host.reclaims) v._host.revalidate(v);
     if (!(i >= 0 && i < this.length) || !Number.isInteger(i)) throw indexError(i, this.length);
     return readScalar(this.element, v._dv, v._off + this.field.offset + i * this.elementSize) as T;
   }
@@ -158,7 +158,7 @@ export class StructArray<T extends number | bigint | boolean> implements ArrayAc
   /** Writes element `i` in place (one persisted write). */
   set(i: number, value: T): void {
     const v = this.view;
-    if (v._epoch !== v._host.epoch) v._host.revalidate(v);
+    if (v._reclaims !== v._host.reclaims) v._host.revalidate(v);
     if (!(i >= 0 && i < this.length) || !Number.isInteger(i)) throw indexError(i, this.length);
     checkScalar(this.element, value, `${this.field.name}[${i}]`, v._type.errors);
     v._host.beginWrite(v);
@@ -169,7 +169,7 @@ export class StructArray<T extends number | bigint | boolean> implements ArrayAc
   /** Writes all elements in place from `values` (missing ones become zero); one persisted write. */
   assign(values: ArrayLike<T>): void {
     const v = this.view;
-    if (v._epoch !== v._host.epoch) v._host.revalidate(v);
+    if (v._reclaims !== v._host.reclaims) v._host.revalidate(v);
     checkField(this.field, values, v._type.errors);
     v._host.beginWrite(v);
     writeField(this.field, v._u8, v._dv, v._off, values);
@@ -179,7 +179,7 @@ export class StructArray<T extends number | bigint | boolean> implements ArrayAc
   /** The elements as a new array. */
   toArray(): T[] {
     const v = this.view;
-    if (v._epoch !== v._host.epoch) v._host.revalidate(v);
+    if (v._reclaims !== v._host.reclaims) v._host.revalidate(v);
     const out: T[] = [];
     const base = v._off + this.field.offset;
     for (let i = 0; i < this.length; i++) out.push(readScalar(this.element, v._dv, base + i * this.elementSize) as T);
@@ -196,7 +196,7 @@ export type ViewClass = new (type: StructLayout<FieldSpec>, host: ViewHost) => S
 
 /**
  * A view class with one accessor per field on its prototype. Each accessor closes over its field's offset, so a
- * read is: check the epoch, one DataView load. Classes are per struct type, so property access stays monomorphic.
+ * read is: check the reclaim count, one DataView load. Classes are per struct type, so property access stays monomorphic.
  */
 export function makeViewClass(layout: readonly FieldLayout[]): ViewClass {
   class View extends StructViewBase<FieldSpec> {}
@@ -209,7 +209,7 @@ export function makeViewClass(layout: readonly FieldLayout[]): ViewClass {
     if (typeof t === 'string') {
       get = scalarGetter(t, fo);
       set = function (this: StructViewBase<FieldSpec>, x: unknown): void {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         checkScalar(t, x, f.name, this._type.errors);
         this._host.beginWrite(this);
         writeScalar(t, this._dv, this._off + fo, x);
@@ -217,11 +217,11 @@ export function makeViewClass(layout: readonly FieldLayout[]): ViewClass {
       };
     } else if (t.kind === 'utf8') {
       get = function (this: StructViewBase<FieldSpec>): unknown {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return readString(t, this._u8, this._dv, this._off + fo, this._type.readUtf8);
       };
       set = function (this: StructViewBase<FieldSpec>, x: unknown): void {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         checkField(f, x, this._type.errors);
         this._host.beginWrite(this);
         writeString(t, this._u8, this._dv, this._off + fo, x as string);
@@ -233,7 +233,7 @@ export function makeViewClass(layout: readonly FieldLayout[]): ViewClass {
         return this._arrays[ai];
       };
       set = function (this: StructViewBase<FieldSpec>, x: unknown): void {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         checkField(f, x, this._type.errors);
         this._host.beginWrite(this);
         writeField(f, this._u8, this._dv, this._off, x);
@@ -250,57 +250,57 @@ function scalarGetter(t: ScalarType, fo: number): (this: StructViewBase<FieldSpe
   switch (t) {
     case 'u8':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getUint8(this._off + fo);
       };
     case 'i8':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getInt8(this._off + fo);
       };
     case 'bool':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getUint8(this._off + fo) !== 0;
       };
     case 'u16':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getUint16(this._off + fo, true);
       };
     case 'i16':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getInt16(this._off + fo, true);
       };
     case 'u32':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getUint32(this._off + fo, true);
       };
     case 'i32':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getInt32(this._off + fo, true);
       };
     case 'f32':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getFloat32(this._off + fo, true);
       };
     case 'f64':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getFloat64(this._off + fo, true);
       };
     case 'i64':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getBigInt64(this._off + fo, true);
       };
     case 'u64':
       return function (this: StructViewBase<FieldSpec>) {
-        if (this._epoch !== this._host.epoch) this._host.revalidate(this);
+        if (this._reclaims !== this._host.reclaims) this._host.revalidate(this);
         return this._dv.getBigUint64(this._off + fo, true);
       };
   }

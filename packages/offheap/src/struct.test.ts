@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OffHeapErrorCodes } from './errors.js';
-import { OffHeapMap } from './offheap-map.js';
-import { OffHeapMapReader } from './offheap-reader.js';
+import { OffHeapMap } from './map/offheap-map.js';
+import { OffHeapMapReader } from './shared/offheap-reader.js';
 import { array, struct, utf8 } from './struct.js';
 import { StructViewBase } from './struct-view.js';
 

@@ -1,0 +1,304 @@
+/**
+ * The opener: puts a map together from its parts — index, arena, codec, the store over them, sharing, the worker
+ * pool and, for a persisted map, its persistence — and fills it. A memory-only map and a persisted one are two
+ * assemblies of the same parts: `memoryParts` starts empty; `openParts` opens the engine, then takes the map's
+ * memory from its image when the image is current, or rebuilds it by one scan of the engine. `writeMapImage` is the
+ * way back, at close.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { ENTRY_HEADER_SIZE, Engine } from '@heapless/engine';
+import type { FieldSpec } from '@heapless/struct';
+import { MsgpackCodec, type Structures } from '../codec/msgpack-codec.js';
+import { invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
+import { isUtf8Key } from '../key-bytes.js';
+import { Arena } from '../memory/arena.js';
+import { HashTable } from '../memory/hash-table.js';
+import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from '../persist/image.js';
+import type { ImageLoader } from '../persist/native.js';
+import {
+  type DirectoryState,
+  directoryFromImage,
+  EnginePersistence,
+  FORMAT_VERSION,
+  type ImageTag,
+  type MapMeta,
+  type MapPersistence,
+  NS_DATA,
+  packImageMeta,
+  prepareDirectory,
+} from '../persist/persistence.js';
+import type { StructLayout } from '../struct.js';
+import { MapCodec } from './map-codec.js';
+import { capacityFor, MapIndex } from './map-index.js';
+import type { MapSource, OffHeapMapOpenOptions, OffHeapMapOptions } from './map-options.js';
+import { MapParallel } from './map-parallel.js';
+import { MapSharing } from './map-sharing.js';
+import { MapStore } from './map-store.js';
+import { Seqlock } from './seqlock.js';
+
+/** Default msgpackr shared structures: up to 32 keeps structure ids one byte long. */
+const DEFAULT_SHARED_STRUCTURES = 32;
+/** Default size of the buffer the load at open reads into: large enough that a scan call costs little per entry. */
+const LOAD_BUFFER_BYTES = 1 << 20;
+
+/** How a map got its contents (`stats()`). */
+export interface MapOrigin {
+  readonly loadedFrom: MapSource;
+  readonly imageLoader: ImageLoader | null;
+  readonly imageRejected: string | null;
+}
+
+/** Everything a map is made of, handed whole to its constructor. */
+export interface MapParts<F extends FieldSpec = FieldSpec> {
+  readonly keysAreStrings: boolean;
+  /** The values' codec: msgpack, or the struct layout. */
+  readonly codec: MapCodec<F>;
+  readonly arena: Arena;
+  readonly index: MapIndex;
+  readonly store: MapStore;
+  readonly seqlock: Seqlock;
+  readonly sharing: MapSharing;
+  readonly parallel: MapParallel;
+  /** The engine side of a persisted map; null for a memory-only map. */
+  readonly persistence: MapPersistence | null;
+  readonly origin: MapOrigin;
+}
+
+/** The options every map takes, checked (INVALID_ARGUMENT). */
+interface Settings<F extends FieldSpec> {
+  keys: 'string' | 'bytes';
+  structType: StructLayout<F> | null;
+  maxSharedStructures: number;
+  threads: number;
+  capacity: number;
+}
+
+function settingsOf<F extends FieldSpec>(options: OffHeapMapOptions<F>): Settings<F> {
+  const keys = options.keys ?? 'string';
+  if (keys !== 'string' && keys !== 'bytes') throw invalidArgument(`keys must be 'string' or 'bytes', got ${keys}`);
+  const capacity = options.capacity ?? 0;
+  if (!Number.isInteger(capacity) || capacity < 0) throw invalidArgument(`capacity must be an integer ≥ 0`);
+  const threads = options.threads ?? availableParallelism();
+  if (!Number.isInteger(threads) || threads < 1) throw invalidArgument('threads must be an integer ≥ 1');
+  return {
+    keys,
+    structType: options.struct ?? null,
+    maxSharedStructures: options.maxSharedStructures ?? DEFAULT_SHARED_STRUCTURES,
+    threads,
+    capacity,
+  };
+}
+
+/** Empty parts: an index sized for `capacity` entries, msgpackr starting from `structures`. */
+function assemble<F extends FieldSpec>(
+  s: Settings<F>,
+  structures: Structures,
+  capacity: number,
+  persistence: MapPersistence | null,
+  origin: MapOrigin,
+): MapParts<F> {
+  const codec = new MapCodec(
+    s.structType,
+    s.structType === null ? new MsgpackCodec(structures, s.maxSharedStructures, null) : null,
+  );
+  const arena = new Arena();
+  const seqlock = new Seqlock();
+  const index = new MapIndex(arena, seqlock, s.keys === 'string', capacityFor(capacity));
+  const sharing = new MapSharing(seqlock, index, arena, codec, {
+    id: randomUUID(),
+    keys: s.keys,
+    struct: s.structType === null ? null : s.structType.fields,
+    maxSharedStructures: s.maxSharedStructures,
+  });
+  const store = new MapStore(index, arena, seqlock, sharing);
+  const parallel = new MapParallel(s.threads, sharing, index);
+  return {
+    keysAreStrings: s.keys === 'string',
+    codec,
+    arena,
+    index,
+    store,
+    seqlock,
+    sharing,
+    parallel,
+    persistence,
+    origin,
+  };
+}
+
+const IN_MEMORY: MapOrigin = { loadedFrom: 'memory', imageLoader: null, imageRejected: null };
+
+/** The parts of an empty memory-only map. Throws INVALID_ARGUMENT on bad options. */
+export function memoryParts<F extends FieldSpec>(options: OffHeapMapOptions<F>): MapParts<F> {
+  const s = settingsOf(options);
+  return assemble(s, [], s.capacity, null, IN_MEMORY);
+}
+
+/**
+ * The parts of the map persisted in `options.dir`, filled from its image or its engine (see `OffHeapMap.open`).
+ * On failure nothing stays open. Throws INVALID_ARGUMENT, INCOMPATIBLE, or the engine's errors.
+ */
+export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOptions<F>): Promise<MapParts<F>> {
+  if (typeof options?.dir !== 'string') throw invalidArgument('open() needs options.dir');
+  const s = settingsOf(options);
+  const sync = options.sync ?? false;
+  const useImage = options.image ?? true;
+  // The image's sections are mapped and checksummed on a native thread while the engine opens.
+  const pending = useImage ? beginImageLoad(options.dir) : 'map images disabled';
+  let engine: Engine;
+  try {
+    engine = await Engine.open(options.dir, { ...options.engine, sync });
+  } catch (err) {
+    if (typeof pending !== 'string') pending.drop();
+    throw err;
+  }
+  try {
+    const meta: MapMeta = {
+      format: FORMAT_VERSION,
+      keys: s.keys,
+      codec: s.structType === null ? 'msgpack' : 'struct',
+      struct: s.structType === null ? null : s.structType.signature,
+    };
+    const { state, image } = await directoryAndImage(engine, meta, pending);
+    const fromImage = typeof image !== 'string';
+    const persistence = new EnginePersistence(
+      engine,
+      sync,
+      useImage ? { dir: options.dir, meta, loadedSequence: fromImage ? image.sequence : -1 } : null,
+    );
+    if (fromImage) {
+      const loader = typeof pending === 'string' ? null : pending.loader;
+      const parts = assemble(s, state.structures, 0, persistence, {
+        loadedFrom: 'image',
+        imageLoader: loader,
+        imageRejected: null,
+      });
+      restoreImage(parts, image);
+      return parts;
+    }
+    const parts = assemble(s, state.structures, Math.max(s.capacity, state.countHint), persistence, {
+      loadedFrom: 'scan',
+      imageLoader: null,
+      imageRejected: image,
+    });
+    await loadFromEngine(engine, parts, options.loadBufferBytes ?? LOAD_BUFFER_BYTES);
+    return parts;
+  } catch (err) {
+    await engine.close();
+    throw err;
+  }
+}
+
+/**
+ * Writes the map's memory as the image `tag` names (after any growth has finished; readers are gone by then, so
+ * nothing is published). An image that cannot be written is reported as a process warning (code
+ * HEAPLESS_IMAGE_WRITE_FAILED): nothing is lost, the next open scans the engine.
+ */
+export function writeMapImage(tag: ImageTag, index: MapIndex, arena: Arena, store: MapStore, codec: MapCodec): void {
+  index.finishGrowth();
+  const t = index.table;
+  const content: ImageContent = {
+    id: tag.id,
+    sequence: tag.sequence,
+    entries: index.count,
+    payload: store.payload,
+    table: t.sab,
+    capacity: t.capacity,
+    live: t.live,
+    tombstones: t.tombstones,
+    segments: arena.buffers,
+    arena: arena.state(),
+    meta: packImageMeta(tag.meta, codec.structures()),
+  };
+  try {
+    writeImage(tag.dir, content, (i) => arena.usedBytesOf(i));
+  } catch (err) {
+    process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
+  }
+}
+
+/** Takes the memory of a map image into fresh parts. */
+function restoreImage(parts: MapParts, image: ImageContent): void {
+  parts.arena.restore(image.segments, image.arena);
+  const table = new HashTable(image.capacity, image.table);
+  table.live = image.live;
+  table.tombstones = image.tombstones;
+  parts.index.restore(table, image.entries);
+  parts.store.payload = image.payload;
+}
+
+/**
+ * Rebuilds index and arena with one sequential scan of the engine's data range, through its bulk read: entries
+ * are copied straight from blocks into one reused buffer (no key/value copies, no arrays per entry).
+ */
+async function loadFromEngine(engine: Engine, parts: MapParts, bufferBytes: number): Promise<void> {
+  const it = engine.iterator({ gte: Uint8Array.of(NS_DATA), lt: Uint8Array.of(NS_DATA + 1), fillCache: false });
+  try {
+    let buf = new Uint8Array(bufferBytes);
+    let dv = new DataView(buf.buffer);
+    for (;;) {
+      const end = it.nextvInto(buf, 0);
+      if (end === 0) break;
+      if (end < 0) {
+        buf = new Uint8Array(Math.max(-end, buf.length * 2));
+        dv = new DataView(buf.buffer);
+        continue;
+      }
+      for (let p = 0; p < end; ) {
+        const klen = dv.getUint32(p, true);
+        const vlen = dv.getUint32(p + 4, true);
+        p += ENTRY_HEADER_SIZE;
+        loadEntry(parts, buf.subarray(p, p + klen), buf.subarray(p + klen, p + klen + vlen));
+        p += klen + vlen;
+      }
+    }
+  } finally {
+    await it.close();
+  }
+}
+
+/**
+ * Adds an entry read back from the engine (`engineKey`: the namespace byte, then the key); nothing is persisted. A
+ * string map refuses (INCOMPATIBLE) a key whose bytes are not UTF-8: no string key names it, and decoding it with
+ * replacement characters would alias it with another key.
+ */
+function loadEntry(parts: MapParts, engineKey: Uint8Array, value: Uint8Array): void {
+  if (parts.keysAreStrings && !isUtf8Key(engineKey, 1, engineKey.length - 1)) {
+    throw new OffHeapError(
+      OffHeapErrorCodes.INCOMPATIBLE,
+      `the engine holds key 0x${Buffer.from(engineKey.subarray(1, 65)).toString('hex')} which is not UTF-8: a map of string keys cannot hold it (open it with keys: 'bytes')`,
+    );
+  }
+  if (parts.codec.structType !== null && value.length !== parts.codec.structType.size) {
+    throw new OffHeapError(
+      OffHeapErrorCodes.INCOMPATIBLE,
+      `stored struct value of ${value.length} bytes, the layout is ${parts.codec.structType.size} bytes`,
+    );
+  }
+  parts.store.load(engineKey, value);
+}
+
+/**
+ * The directory state, and the map image's content if the image is the engine's current state and intact, else why
+ * not. A current image carries the meta keys' values: one engine read instead of four (cold table opens). Always
+ * releases `pending`. Throws INCOMPATIBLE.
+ */
+async function directoryAndImage(
+  engine: Engine,
+  want: MapMeta,
+  pending: PendingImage | string,
+): Promise<{ state: DirectoryState; image: ImageContent | string }> {
+  if (typeof pending === 'string') return { state: await prepareDirectory(engine, want), image: pending };
+  let current: DirectoryState | string;
+  try {
+    current = directoryFromImage(engine, want, pending);
+  } catch (err) {
+    pending.drop();
+    throw err;
+  }
+  if (typeof current !== 'string') return { state: current, image: pending.finish() };
+  pending.drop();
+  return { state: await prepareDirectory(engine, want), image: current };
+}

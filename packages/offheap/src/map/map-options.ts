@@ -1,0 +1,78 @@
+import type { EngineOptions } from '@heapless/engine';
+import type { FieldSpec } from '@heapless/struct';
+import type { ImageLoader } from '../persist/native.js';
+import type { StructLayout } from '../struct.js';
+
+/** Keys are stored with a u16 length. */
+export const MAX_KEY_BYTES = 0xffff;
+
+export type MapKey = string | Uint8Array;
+
+/** Options of a memory-only map (`new OffHeapMap(options)`); `OffHeapMap.open` adds persistence options. */
+export interface OffHeapMapOptions<F extends FieldSpec = FieldSpec> {
+  /** Key kind: `'string'` (default; stored as UTF-8) or `'bytes'` (Uint8Array keys). */
+  keys?: 'string' | 'bytes';
+  /** Store values as this fixed struct layout instead of msgpack. */
+  struct?: StructLayout<F>;
+  /** Expected number of entries: sizes the index up front (the map grows by itself either way). */
+  capacity?: number;
+  /** msgpackr shared structures kept (default 32; above 32 structure ids take two bytes). */
+  maxSharedStructures?: number;
+  /** Worker threads for `scan`, `filter` and `getMany` (default: the number of cores). Started on first use. */
+  threads?: number;
+}
+
+/** Options of `OffHeapMap.open`: a map persisted in an engine directory. */
+export interface OffHeapMapOpenOptions<F extends FieldSpec = FieldSpec> extends OffHeapMapOptions<F> {
+  /** The engine directory (created if missing). One map per directory; the engine locks it. */
+  dir: string;
+  /**
+   * Durability of each write: true = `durable()` resolves after an fdatasync covering the write (group-committed
+   * by the engine); false (default) = after the write is in the engine's WAL file (write(2) returned), so it
+   * survives the process being killed, and a power loss may lose a suffix of writes but never one in the middle.
+   */
+  sync?: boolean;
+  /** Engine tuning passed to `Engine.open` (its `sync` comes from above). */
+  engine?: Omit<EngineOptions, 'sync'>;
+  /** Size of the buffer the load at open reads entries into (default 1 MiB; grows for an entry that does not fit). */
+  loadBufferBytes?: number;
+  /**
+   * Keep a map image (default true): `close()` writes the map's memory to `MAPIMAGE` in `dir`, and the next `open`
+   * maps it back in about the time reading the file takes, instead of rebuilding the map entry by entry. An image
+   * is used only if it matches the engine exactly (see FORMAT.md §10); otherwise the open scans the engine.
+   */
+  image?: boolean;
+}
+
+/** How a map got its contents (`stats().loadedFrom`). */
+export type MapSource = 'memory' | 'scan' | 'image';
+
+/** Memory accounting of a map; every byte figure is off the JS heap (in SharedArrayBuffers). */
+export interface OffHeapMapStats {
+  entries: number;
+  /** Bytes of index tables (two while growing). */
+  indexBytes: number;
+  indexCapacity: number;
+  /** Used slots (live and tombstones) over capacity of the table inserts go to. */
+  loadFactor: number;
+  tombstones: number;
+  /** True while the index is moving slots to a larger table. */
+  growing: boolean;
+  /** Bytes of all arena segments. */
+  arenaBytes: number;
+  /** Arena bytes handed out so far (live + garbage). */
+  arenaUsedBytes: number;
+  /** Bytes of blocks holding live records (header, key, value, class padding). */
+  liveBytes: number;
+  /** Bytes of headers, keys and values of live records, without padding. */
+  payloadBytes: number;
+  /** Bytes of freed blocks waiting for reuse, plus unusable segment tails. */
+  garbageBytes: number;
+  segments: number;
+  /** `'memory'`: a memory-only map; `'scan'`: rebuilt from the engine at open; `'image'`: loaded from its map image. */
+  loadedFrom: MapSource;
+  /** How the image was read when `loadedFrom` is `'image'` (`'mapped'` by the native helper, or `'read'`), else null. */
+  imageLoader: ImageLoader | null;
+  /** Why the open scanned instead of using the map image (`'no image'`, stale, checksum mismatch...), else null. */
+  imageRejected: string | null;
+}

@@ -1,0 +1,355 @@
+import { randomBytes } from 'node:crypto';
+import { ENTRY_HEADER_SIZE, type Engine, type EngineStats, type WriteOperation } from '@heapless/engine';
+import { pack, unpack } from 'msgpackr';
+import type { Structures } from '../codec/msgpack-codec.js';
+import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
+
+/**
+ * How a map lives in its engine directory. Engine keys carry a one-byte namespace so the map's own metadata can
+ * never collide with a user key:
+ *
+ *   0x00 "meta"        msgpack { format: 1, keys: 'string'|'bytes', codec: 'msgpack'|'struct', struct: signature }
+ *   0x00 "structures"  msgpack array of msgpackr structures (arrays of field names), in id order
+ *   0x00 "sync"        empty; written with sync by `flush()` to force an fdatasync of everything before it
+ *   0x00 "count"       u32 LE: entries at the last clean close; sizes the index at the next open (a hint only)
+ *   0x00 "image"       16 random bytes written at each clean close, also in the header of the map image written
+ *                      then (image.ts): an image is the engine's current state only if both ids match
+ *   0x01 <key bytes>   the value bytes exactly as they are in the arena (msgpack or struct layout)
+ *
+ * A value that introduced a new structure is written in the same atomic engine batch as the new structure table,
+ * so no crash can leave a value whose structure was not persisted.
+ */
+export const FORMAT_VERSION = 1;
+export const NS_META = 0x00;
+export const NS_DATA = 0x01;
+export const META_KEY = metaKey('meta');
+export const STRUCTURES_KEY = metaKey('structures');
+const SYNC_KEY = metaKey('sync');
+const COUNT_KEY = metaKey('count');
+const IMAGE_KEY = metaKey('image');
+const EMPTY = new Uint8Array(0);
+/** The first engine key after every user key. */
+const DATA_END = Uint8Array.of(NS_DATA + 1);
+/** Where `entriesInRange` copies entries to: a page of small entries fits at once; a larger one grows it. */
+const RANGE_SCRATCH_BYTES = 64 * 1024;
+const noop = (): void => {};
+
+function metaKey(name: string): Uint8Array {
+  const b = Buffer.from(`\0${name}`, 'latin1');
+  b[0] = NS_META;
+  return b;
+}
+
+/** What the "meta" key holds. */
+export interface MapMeta {
+  format: number;
+  keys: 'string' | 'bytes';
+  codec: 'msgpack' | 'struct';
+  struct: string | null;
+}
+
+/** What `prepareDirectory` reads back. */
+export interface DirectoryState {
+  structures: Structures;
+  /** Entries at the last clean close (0 if unknown): the index is sized for it before loading. */
+  countHint: number;
+}
+
+/**
+ * Receives one entry: key `b[keyOff, keyOff+keyLen)`, then its value's `valueLen` bytes (a view valid during the
+ * call); false stops the walk.
+ */
+export type EntryVisitor = (b: Buffer, keyOff: number, keyLen: number, valueLen: number) => boolean;
+
+/** Where and as what the map writes its image at close (see `MapPersistence.tag`). */
+export interface ImageTag {
+  /** The directory the image goes to. */
+  readonly dir: string;
+  /** The id the engine now holds under its `image` key, and its last sequence: the image is of this state. */
+  readonly id: Uint8Array;
+  readonly sequence: number;
+  /** What the engine's meta key holds (carried by the image). */
+  readonly meta: MapMeta;
+}
+
+/** A persisted map's image settings, fixed at open. */
+export interface ImageSettings {
+  readonly dir: string;
+  readonly meta: MapMeta;
+  /** The engine sequence the map's image was loaded at (-1: the map was not loaded from an image). */
+  readonly loadedSequence: number;
+}
+
+/**
+ * The durable side of a persisted map (a memory-only map has none). The map drives its close: `settle`, then
+ * `tag`, then (given a tag) writes its image, then `close`.
+ */
+export interface MapPersistence {
+  /** Visits at most `limit` entries in [`lower`, `upper`), in key byte order. */
+  entriesInRange(lower: Uint8Array, upper: Uint8Array | null, limit: number, visit: EntryVisitor): void;
+  /**
+   * Records that `key` now maps to `value` (views into the arena: copied before returning), and the msgpackr
+   * structure table in the same atomic write when it grew with this value.
+   */
+  put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void;
+  del(key: Uint8Array): void;
+  /** Resolves when every write recorded so far is durable at the map's sync level; rejects with the first failure. */
+  durable(): Promise<void>;
+  /** Resolves when every write recorded so far is fsynced. */
+  flush(): Promise<void>;
+  /** The first write failure, once there is one. */
+  readonly failure: unknown;
+  /** The engine's counters and level sizes, for monitoring. */
+  engineStats(): EngineStats;
+  /** Resolves when every write recorded so far has settled (succeeded or failed). */
+  settle(): Promise<void>;
+  /**
+   * At close, after `settle`: records `entries` (the next open's sizing hint) and, when the map keeps an image,
+   * tags the engine's state with a fresh image id; returns where and as what to write the image, or null when none
+   * is to be written (no image kept, a write failed, or the map is unchanged since it was loaded from its image,
+   * which stays current).
+   */
+  tag(entries: number): Promise<ImageTag | null>;
+  /** Closes the engine (after `tag`, and after the image was written). */
+  close(): Promise<void>;
+}
+
+/** Reads the map's metadata and structures; writes the metadata if the directory is new. Throws INCOMPATIBLE. */
+export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<DirectoryState> {
+  const raw = engine.getSync(META_KEY);
+  if (raw === undefined) {
+    await engine.put(META_KEY, pack(want), { sync: true });
+    return { structures: [], countHint: 0 };
+  }
+  checkMeta(engine, unpack(raw) as MapMeta, want);
+  const s = engine.getSync(STRUCTURES_KEY);
+  const c = engine.getSync(COUNT_KEY);
+  return {
+    structures: s === undefined ? [] : (unpack(s) as Structures),
+    countHint: c !== undefined && c.length === 4 ? new DataView(c.buffer, c.byteOffset, 4).getUint32(0, true) : 0,
+  };
+}
+
+/** Throws INCOMPATIBLE unless a map of `have` can be opened as `want`. */
+function checkMeta(engine: Engine, have: MapMeta, want: MapMeta): void {
+  if (
+    have.format !== want.format ||
+    have.keys !== want.keys ||
+    have.codec !== want.codec ||
+    (have.struct ?? null) !== want.struct
+  ) {
+    throw new OffHeapError(
+      OffHeapErrorCodes.INCOMPATIBLE,
+      `${engine.location} holds a map of ${JSON.stringify(have)}, opened as ${JSON.stringify(want)}`,
+    );
+  }
+}
+
+/** The metadata a map image carries: what `prepareDirectory` would read from the engine's meta keys. */
+export function packImageMeta(meta: MapMeta, structures: Structures): Uint8Array {
+  return pack({ meta, structures });
+}
+
+/**
+ * The directory state from a map image's metadata if the image is of the engine's current state — its id is the
+ * engine's `image` value and its sequence the engine's last — or why it is not. The one place that decides whether
+ * an image belongs to the engine; it reads one key, which the last close wrote (still in the memtable), instead of
+ * every meta key. Throws INCOMPATIBLE.
+ */
+export function directoryFromImage(
+  engine: Engine,
+  want: MapMeta,
+  image: { id: Uint8Array; sequence: number; meta: Uint8Array },
+): DirectoryState | string {
+  const id = engine.getSync(IMAGE_KEY);
+  if (id === undefined || !Buffer.from(id).equals(image.id)) return 'image id differs from the engine';
+  const sequence = engine.stats().lastSequence;
+  if (sequence !== image.sequence) return `image is of sequence ${image.sequence}, the engine is at ${sequence}`;
+  let stored: { meta: MapMeta; structures: Structures };
+  try {
+    stored = unpack(image.meta) as { meta: MapMeta; structures: Structures };
+  } catch {
+    return 'image metadata does not decode'; // cannot be with a good header checksum
+  }
+  // Nor can this, unless the file was written by something else with a checksum of its own.
+  if (typeof stored?.meta !== 'object' || stored.meta === null || !Array.isArray(stored.structures)) {
+    return 'image metadata is not a map meta';
+  }
+  checkMeta(engine, stored.meta, want);
+  return { structures: stored.structures, countHint: 0 };
+}
+
+/**
+ * Writes every mutation to the engine as it happens: one engine write per mutation, which the engine group-commits
+ * (with `sync`, one fdatasync covers every write that arrived while the previous one ran).
+ */
+export class EnginePersistence implements MapPersistence {
+  failure: unknown = undefined;
+  /** Distinct engine promises not settled yet, and who waits for them all to settle. */
+  private pending = 0;
+  private waiters: (() => void)[] = [];
+  /** The last distinct promise the engine returned. */
+  private lastRaw: Promise<void> | null = null;
+  private readonly onSettled = (): void => {
+    if (--this.pending > 0) return;
+    const w = this.waiters;
+    this.waiters = [];
+    for (const resolve of w) resolve();
+  };
+  private keyScratch: Buffer = Buffer.allocUnsafeSlow(1024);
+  private rangeScratch: Buffer = Buffer.allocUnsafeSlow(RANGE_SCRATCH_BYTES);
+  private readonly onError = (err: unknown): void => {
+    if (this.failure === undefined) this.failure = err;
+    this.onSettled();
+  };
+
+  engineStats(): EngineStats {
+    return this.engine.stats();
+  }
+
+  /** `image`: where the map keeps its image, or null (`image: false`). */
+  constructor(
+    private readonly engine: Engine,
+    private readonly sync: boolean,
+    private readonly image: ImageSettings | null,
+  ) {}
+
+  put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void {
+    const k = this.dataKey(key);
+    if (structures === null) {
+      this.track(this.engine.put(k, value, { sync: this.sync }));
+      return;
+    }
+    const ops: WriteOperation[] = [
+      { type: 'put', key: STRUCTURES_KEY, value: pack(structures) },
+      { type: 'put', key: k, value },
+    ];
+    this.track(this.engine.write(ops, { sync: this.sync }));
+  }
+
+  del(key: Uint8Array): void {
+    this.track(this.engine.delete(this.dataKey(key), { sync: this.sync }));
+  }
+
+  /**
+   * The engine appends writes to its WAL in call order and one fdatasync covers everything appended before it, so
+   * once the last write's promise settled, every earlier write is durable at the same level (an earlier promise
+   * may still be waiting on write backpressure, which is not durability). Writes made after the call are not
+   * waited for.
+   */
+  async durable(): Promise<void> {
+    const p = this.lastRaw;
+    if (p !== null) await p.then(noop, noop);
+    this.check();
+  }
+
+  async flush(): Promise<void> {
+    this.check();
+    this.track(this.engine.put(SYNC_KEY, EMPTY, { sync: true }));
+    await this.durable();
+  }
+
+  async settle(): Promise<void> {
+    if (this.pending > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  /**
+   * Flushes the engine's memtable into a table, records the entry count as the next open's sizing hint, and with an
+   * image writes a fresh id to the engine, to tag the image the map then writes with it and the engine's last
+   * sequence. A map unchanged since it was loaded from an image keeps that image (null, nothing written).
+   */
+  async tag(entries: number): Promise<ImageTag | null> {
+    const image = this.image;
+    if (image !== null && this.failure === undefined && this.engine.stats().lastSequence === image.loadedSequence) {
+      return null;
+    }
+    // Into a table with everything written so far: the next open then replays a WAL of two records instead of up
+    // to a memtable's worth (about 5-50 µs per record, cold).
+    if (this.failure === undefined) {
+      await this.engine.flush().catch((err: unknown) => {
+        this.failure = err;
+      });
+    }
+    const c = new Uint8Array(4);
+    new DataView(c.buffer).setUint32(0, entries, true);
+    this.track(this.engine.put(COUNT_KEY, c));
+    const id = randomBytes(16);
+    if (image !== null) this.track(this.engine.put(IMAGE_KEY, id));
+    await this.settle();
+    if (image === null || this.failure !== undefined) return null;
+    return { dir: image.dir, id, sequence: this.engine.stats().lastSequence, meta: image.meta };
+  }
+
+  async close(): Promise<void> {
+    await this.engine.close();
+  }
+
+  /**
+   * Calls `visit(b, keyOff, keyLen, valueLen)` with each user key in [`lower`, `upper`) in byte order and its value
+   * (the `valueLen` bytes after the key in `b`), from the engine's sorted iterator — one seek, then at most `limit`
+   * entries copied from the blocks into one reused buffer — until it returns false. The view is valid during the
+   * call only. The engine holds every write of the map, applied to its memtable before the map's write returned,
+   * so these are the map's entries while no engine write failed. Throws the engine's CorruptionError, or CLOSED.
+   */
+  entriesInRange(lower: Uint8Array, upper: Uint8Array | null, limit: number, visit: EntryVisitor): void {
+    const it = this.engine.iterator({
+      gte: this.engineKeyOf(lower),
+      lt: upper === null ? DATA_END : this.engineKeyOf(upper),
+      limit,
+    });
+    try {
+      let buf = this.rangeScratch;
+      for (;;) {
+        const end = it.nextvInto(buf, 0);
+        if (end === 0) return;
+        if (end < 0) {
+          buf = this.rangeScratch = Buffer.allocUnsafeSlow(Math.max(-end, buf.length * 2));
+          continue;
+        }
+        for (let p = 0; p < end; ) {
+          const klen = buf.readUInt32LE(p);
+          const vlen = buf.readUInt32LE(p + 4);
+          p += ENTRY_HEADER_SIZE;
+          if (!visit(buf, p + 1, klen - 1, vlen)) return;
+          p += klen + vlen;
+        }
+      }
+    } finally {
+      void it.close();
+    }
+  }
+
+  /** A copy of `key` with the data namespace byte before it. */
+  private engineKeyOf(key: Uint8Array): Uint8Array {
+    const out = new Uint8Array(key.length + 1);
+    out[0] = NS_DATA;
+    out.set(key, 1);
+    return out;
+  }
+
+  /** The engine key of a user key: NS_DATA then the key, in a scratch the engine copies from before returning. */
+  private dataKey(key: Uint8Array): Uint8Array {
+    const n = key.length + 1;
+    if (n > this.keyScratch.length) this.keyScratch = Buffer.allocUnsafeSlow(Math.max(n, this.keyScratch.length * 2));
+    this.keyScratch[0] = NS_DATA;
+    this.keyScratch.set(key, 1);
+    return this.keyScratch.subarray(0, n);
+  }
+
+  private track(p: Promise<void>): void {
+    // The engine hands one promise to every write that needs no waiting, and one per group commit: track each
+    // distinct promise once, so the common case allocates nothing here.
+    if (p === this.lastRaw) return;
+    this.lastRaw = p;
+    this.pending++;
+    p.then(this.onSettled, this.onError);
+  }
+
+  private check(): void {
+    if (this.failure !== undefined) {
+      throw new OffHeapError(OffHeapErrorCodes.PERSIST_FAILED, `engine write failed: ${String(this.failure)}`, {
+        cause: this.failure,
+      });
+    }
+  }
+}

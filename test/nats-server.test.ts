@@ -43,7 +43,7 @@ function alive(pid: number): boolean {
 
 describe('test/nats-server.ts', () => {
   it('starts one JetStream server on loopback with its own config and store, and close() removes all', async () => {
-    const nats = await startNatsServer();
+    await using nats = await startNatsServer(); // closed again at the end, as close() is idempotent
     const [node] = nats.nodes;
     expect(nats.urls).toEqual([`nats://127.0.0.1:${node!.port}`]);
     const info = await serverInfo(node!);
@@ -79,7 +79,7 @@ describe('test/nats-server.ts', () => {
   });
 
   it('forms a 3-node JetStream cluster on loopback that survives one node killed and restarted', async () => {
-    const nats = await startNatsCluster(3);
+    await using nats = await startNatsCluster(3);
     expect(nats.nodes.map((n) => n.name)).toEqual(['n1', 'n2', 'n3']);
     for (const node of nats.nodes) {
       const info = await serverInfo(node);

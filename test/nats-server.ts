@@ -210,6 +210,13 @@ export class NatsNode {
 export class NatsServers {
   private readonly onExit = () => {
     for (const node of this.nodes) node.killNow();
+    rmSync(this.dir, { recursive: true, force: true });
+  };
+  /** A test process stopped by a signal (vitest ends its workers so) takes its servers with it, then dies of it. */
+  private readonly onSignal = (signal: NodeJS.Signals) => {
+    this.onExit();
+    this.unhook();
+    process.kill(process.pid, signal);
   };
 
   constructor(
@@ -218,8 +225,10 @@ export class NatsServers {
     /** The temporary directory that holds every node's config and store. */
     readonly dir: string,
   ) {
-    // A test process that dies without close() takes its servers with it.
+    // A test process that ends without close() takes its servers with it.
     process.once('exit', this.onExit);
+    process.once('SIGTERM', this.onSignal);
+    process.once('SIGINT', this.onSignal);
   }
 
   /** Every node's client URL, for a client's `servers` option. */
@@ -230,8 +239,14 @@ export class NatsServers {
   /** Kills every node, waits for each exit and removes the directory. Idempotent. */
   async close(): Promise<void> {
     await Promise.all(this.nodes.map((node) => node.kill()));
-    process.off('exit', this.onExit);
+    this.unhook();
     rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private unhook(): void {
+    process.off('exit', this.onExit);
+    process.off('SIGTERM', this.onSignal);
+    process.off('SIGINT', this.onSignal);
   }
 
   /** For `await using`. */

@@ -1,5 +1,5 @@
-// The batched read (EngineIterator.nextvInto) allocates nothing per entry: no copy and no view, from tables or the
-// memtable, in either direction, with bounds. Before, it read keys and values through views (two to five per entry),
+// The batched read (EngineIterator.nextvInto) allocates nothing per entry of up to 128-byte keys and values (these
+// are 15 and 100 bytes): no copy and no view, from tables or the memtable, in either direction, with bounds. Before, it read keys and values through views (two to five per entry),
 // and a 1,000-entry page left 192 KB (forward, from tables) to 480 KB (reverse, from the memtable) of garbage, a cause
 // of GC tails in server scans; now it is under 1 KB per 1,000 entries on every path. The child measures what a
 // pass allocates in the young generation with the scavenger kept out of the way (see its header).

@@ -3,7 +3,7 @@
  * Positioned cursors, LevelDB style, so merging and seeking allocate nothing per step.
  *
  * Ownership: `key()` and `value()` return views that stay valid only until the cursor moves again; a caller that
- * keeps one must copy it (`slice()`). A cursor that holds resources (a pinned block, a file) frees them in `close()`.
+ * keeps one must copy it (`slice()`). The value's place (`valueBuffer`, `valueOffset`) stays valid longer. A cursor that holds resources (a pinned block, a file) frees them in `close()`.
  */
 export interface InternalIterator {
   /** True while the cursor is on an entry. */
@@ -20,13 +20,15 @@ export interface InternalIterator {
   key(): Uint8Array;
   /** The current value. Requires `valid()`. */
   value(): Uint8Array;
-  /** Bytes of the current value. Requires `valid()`. */
-  valueLength(): number;
   /**
-   * Copies the current value into `target` at `at` (the caller made room for `valueLength()` bytes). Requires
-   * `valid()`. Unlike `value()`, makes no view: bulk reads copy values through it without allocating.
+   * The current value lives in `valueBuffer()[valueOffset()..valueOffset() + valueLength())`. Requires `valid()`.
+   * Unlike `value()`, this makes no view, so that bulk reads copy values out without allocating; and unlike a
+   * `value()` view, these bytes do not change when the cursor moves (every source is immutable: table blocks, and
+   * memtable arenas, which the cursor pins), for as long as the caller keeps the buffer.
    */
-  copyValueInto(target: Uint8Array, at: number): void;
+  valueBuffer(): Uint8Array;
+  valueOffset(): number;
+  valueLength(): number;
   /** Releases what the cursor holds. Idempotent. */
   close(): void;
 }

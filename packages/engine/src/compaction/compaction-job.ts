@@ -6,7 +6,7 @@
 import { unlinkSync } from 'node:fs';
 import { tableFileName } from '../base/filenames.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
-import { TRAILER_SIZE, ValueKind } from '../base/internal-key.js';
+import { compareBytesAt, TRAILER_SIZE, ValueKind } from '../base/internal-key.js';
 import { MergingIterator } from '../iterator/merging-iterator.js';
 import { Memtable, type SharedArenas, type SharedMemtable } from '../memtable/memtable.js';
 import { TableBuilder, type TableBuilderOptions } from '../table/table-builder.js';
@@ -94,15 +94,6 @@ export function flushMemtable(task: FlushTask): JobResult {
   }
 }
 
-function compareUser(a: Uint8Array, al: number, b: Uint8Array, bl: number): number {
-  const n = Math.min(al, bl);
-  for (let i = 0; i < n; i++) {
-    const d = a[i]! - b[i]!;
-    if (d !== 0) return d;
-  }
-  return al - bl;
-}
-
 /** True if some range of some deeper level contains the user key `k[0, kl)`. */
 function mayExistDeeper(deeper: KeyRange[][], k: Uint8Array, kl: number): boolean {
   for (const level of deeper) {
@@ -110,10 +101,11 @@ function mayExistDeeper(deeper: KeyRange[][], k: Uint8Array, kl: number): boolea
     let hi = level.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareUser(level[mid]!.largest, level[mid]!.largest.length, k, kl) < 0) lo = mid + 1;
+      if (compareBytesAt(level[mid]!.largest, 0, level[mid]!.largest.length, k, 0, kl) < 0) lo = mid + 1;
       else hi = mid;
     }
-    if (lo < level.length && compareUser(level[lo]!.smallest, level[lo]!.smallest.length, k, kl) <= 0) return true;
+    if (lo < level.length && compareBytesAt(level[lo]!.smallest, 0, level[lo]!.smallest.length, k, 0, kl) <= 0)
+      return true;
   }
   return false;
 }
@@ -165,7 +157,7 @@ export function compactTables(task: CompactTask): JobResult {
       const trailerHi = ((k[at]! << 24) | (k[at + 1]! << 16) | (k[at + 2]! << 8) | k[at + 3]!) >>> 0;
       const seq = trailerHi * 0x100_0000 + (((k[at + 4]! << 16) | (k[at + 5]! << 8) | k[at + 6]!) >>> 0);
       const kind = k[at + 7]!;
-      const newKey = currentLength < 0 || compareUser(k, kl, current, currentLength) !== 0;
+      const newKey = currentLength < 0 || compareBytesAt(k, 0, kl, current, 0, currentLength) !== 0;
       if (newKey) {
         if (current.length < kl) current = new Uint8Array(kl * 2);
         current.set(k.subarray(0, kl), 0);

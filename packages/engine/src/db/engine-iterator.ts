@@ -165,7 +165,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
     this.advance();
     if (!db.valid() || this.count >= this.limit || this.beyond()) return undefined;
     this.count++;
-    return [this.keys ? db.keyCopy() : EMPTY, this.values ? db.valueCopy() : EMPTY];
+    return [this.keys ? db.keyCopy() : EMPTY, this.values ? db.value().slice() : EMPTY];
   }
 
   /** Up to `n` next entries (an empty array at the end), read synchronously. Throws as `nextSync`. */
@@ -181,7 +181,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
       if (!db.valid() || this.count >= this.limit || this.beyond()) break;
       this.count++;
       const key = keys || !reverse ? db.keyCopy() : EMPTY;
-      out.push([keys ? key : EMPTY, values ? db.valueCopy() : EMPTY]);
+      out.push([keys ? key : EMPTY, values ? db.value().slice() : EMPTY]);
       if (out.length === n) break;
       if (reverse) db.prev();
       else db.nextAfter(key); // the copy just made doubles as the key to skip: no second copy
@@ -200,10 +200,11 @@ export class EngineIterator implements AsyncIterable<Entry> {
    * fits, returns `-n`, where `n` is the bytes that entry needs: nothing is consumed; call again with more room.
    * An entry that does not fit after others were written stays next, for the following call.
    *
-   * Synchronous; allocates nothing per entry, neither copies nor views: bytes go from the table blocks and memtables
-   * straight into `target`, which the caller owns and may reuse as soon as the call returns. Mixes freely with
-   * `next`/`nextv`/`seek`. Throws EngineError CLOSED after close, INVALID_ARGUMENT for a bad target, offset or
-   * `maxEntries` (an integer >= 1, or Infinity, the default), CorruptionError.
+   * Synchronous; allocates nothing per entry for keys and values up to 128 bytes (base/coding.ts COPY_LOOP_MAX), neither copies nor
+   * views (a longer value is copied through one view, which is then cheaper than the byte loop): bytes go from the
+   * table blocks and memtables straight into `target`, which the caller owns and may reuse as soon as the call
+   * returns. Mixes freely with `next`/`nextv`/`seek`. Throws EngineError CLOSED after close, INVALID_ARGUMENT for a
+   * bad target, offset or `maxEntries` (an integer >= 1, or Infinity, the default), CorruptionError.
    */
   nextvInto(target: Uint8Array, offset = 0, maxEntries = Number.POSITIVE_INFINITY): number {
     this.check();
@@ -233,11 +234,14 @@ export class EngineIterator implements AsyncIterable<Entry> {
       writeU32LE(target, at + 4, vl);
       at += ENTRY_HEADER_SIZE;
       if (kl > 0) db.copyKeyInto(target, at);
+      const keyAt = at;
       at += kl;
-      if (vl > 0) db.copyValueInto(target, at);
+      if (vl > 0) db.copyValueInto(target, at, vl);
       at += vl;
       this.count++;
       if (reverse) db.prev();
+      // The key just written doubles as the key to skip: no second copy.
+      else if (keys) db.nextAfter(target, keyAt, kl);
       else db.next();
     }
     return at;

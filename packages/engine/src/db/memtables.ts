@@ -8,7 +8,6 @@
  */
 import type { InternalIterator } from '../base/internal-iterator.js';
 import { LookupResult, Memtable, type SharedArenas, type SharedMemtable } from '../memtable/memtable.js';
-import { DELETED, type GetResult } from '../table/table-reader.js';
 
 /** A frozen memtable and the WAL holding its writes. */
 export interface Frozen {
@@ -27,11 +26,14 @@ export class MemtableSet {
   private spare: Memtable | undefined;
   /** Buffers of the last flush's memtable copy, moved back by the worker, for the next copy. */
   private copyArenas: SharedArenas | undefined;
+  /** The memtable the last `get` ended in. */
+  found: Memtable;
 
   /** Starts with `live` (what recovery replayed, or an empty memtable) on log `liveLog`. */
   constructor(live: Memtable, liveLog: number) {
     this.live = live;
     this.liveLog = liveLog;
+    this.found = live;
   }
 
   /** Frozen memtables waiting for their flush. */
@@ -91,18 +93,19 @@ export class MemtableSet {
   }
 
   /**
-   * The newest entry of the user key `k` at or below `seq` in the memtables (`hash` its bloomHash): a copy of its
-   * value, DELETED, or undefined when no memtable holds the key.
+   * Looks the user key `k` up as of `seq` (`hash`: its bloomHash) in the memtables, newest first: NotFound when none
+   * holds it; else Value or Deleted for the newest entry, and for a Value, `found` is the memtable whose
+   * `valueOffset`/`valueLength` locate it (no copy made: the caller copies what it keeps).
    */
-  get(k: Uint8Array, seq: number, hash: number): GetResult {
+  get(k: Uint8Array, seq: number, hash: number): LookupResult {
     let mem = this.live;
     let r = mem.get(k, 0, k.length, seq, hash);
     for (let i = this.frozen.length - 1; r === LookupResult.NotFound && i >= 0; i--) {
       mem = this.frozen[i]!.mem;
       r = mem.get(k, 0, k.length, seq, hash);
     }
-    if (r === LookupResult.Value) return mem.bytes.slice(mem.valueOffset, mem.valueOffset + mem.valueLength);
-    return r === LookupResult.Deleted ? DELETED : undefined;
+    this.found = mem;
+    return r;
   }
 
   /** Cursors over every memtable, newest first; each pins its memtable until closed. */

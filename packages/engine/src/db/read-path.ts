@@ -11,6 +11,7 @@ import type { InternalIterator } from '../base/internal-iterator.js';
 import { DbIterator } from '../iterator/db-iterator.js';
 import { LevelIterator } from '../iterator/level-iterator.js';
 import { MergingIterator } from '../iterator/merging-iterator.js';
+import { LookupResult } from '../memtable/memtable.js';
 import { bloomHash } from '../table/bloom.js';
 import type { TableCache } from '../table/table-cache.js';
 import { DELETED, type GetResult } from '../table/table-reader.js';
@@ -98,7 +99,11 @@ export class ReadPath {
     // One hash for every memtable's and table's filter.
     const hash = bloomHash(k, 0, k.length);
     const m = this.memtables.get(k, seq, hash);
-    if (m !== undefined) return m === DELETED ? undefined : m;
+    if (m === LookupResult.Value) {
+      const mem = this.memtables.found;
+      return mem.bytes.slice(mem.valueOffset, mem.valueOffset + mem.valueLength);
+    }
+    if (m === LookupResult.Deleted) return undefined;
     const t = this.versions.current.get(k, seq, this.tables, hash);
     return t === undefined || t === DELETED ? undefined : t.slice();
   }

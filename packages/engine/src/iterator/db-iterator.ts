@@ -3,7 +3,7 @@
  * the user's view as of one sequence number: the newest version at or below it of each key, deletions hidden.
  *
  * Forward: the cursor sits on the entry to return. Reverse (as in LevelDB's DBIter): the cursor sits before every
- * entry of the key to return, whose key and value are kept in instance-owned buffers.
+ * entry of the key to return, whose key is kept in an instance-owned buffer and whose value's place is kept.
  * A DbIterator moves in the direction it was positioned in (seekToFirst/seek forward, seekToLast/seekForPrev reverse).
  */
 
@@ -18,16 +18,7 @@ function seqOf(ikey: Uint8Array): number {
   return hi * 0x100_0000 + lo;
 }
 
-/** Compares user-key parts: a is an internal key, b is `bl` bytes of `b`. */
-function compareUser(a: Uint8Array, b: Uint8Array, bl: number): number {
-  const al = a.length - TRAILER_SIZE;
-  const n = Math.min(al, bl);
-  for (let i = 0; i < n; i++) {
-    const d = a[i]! - b[i]!;
-    if (d !== 0) return d;
-  }
-  return al - bl;
-}
+const EMPTY = new Uint8Array(0);
 
 export class DbIterator {
   private readonly iter: InternalIterator;
@@ -39,8 +30,11 @@ export class DbIterator {
   private savedLength = 0;
   /** Forward: the key whose older versions are being skipped (`saved`, or a caller's copy; see `nextAfter`). */
   private skip: Uint8Array = this.saved;
+  private skipOffset = 0;
   private skipLength = 0;
-  private savedValue = new Uint8Array(64);
+  /** Reverse: where the current value lies, `savedValue[savedValueOffset..+savedValueLength)` (a source's bytes). */
+  private savedValue: Uint8Array = EMPTY;
+  private savedValueOffset = 0;
   private savedValueLength = 0;
   private seekKey = new Uint8Array(64);
 
@@ -91,22 +85,19 @@ export class DbIterator {
     return this.reverse ? this.savedValueLength : this.iter.valueLength();
   }
 
-  /** Copies the current value into `target` at `at` (the caller checked the room). No allocation. */
-  copyValueInto(target: Uint8Array, at: number): void {
-    if (this.reverse) copyBytes(this.savedValue, 0, this.savedValueLength, target, at);
-    else this.iter.copyValueInto(target, at);
-  }
-
-  /** A copy of the current value, the caller's to keep (made without a view of the source). */
-  valueCopy(): Uint8Array {
-    const out = new Uint8Array(this.valueLength());
-    this.copyValueInto(out, 0);
-    return out;
+  /**
+   * Copies the current value, `length` (= `valueLength()`) bytes, into `target` at `at` (the caller checked the
+   * room). No allocation.
+   */
+  copyValueInto(target: Uint8Array, at: number, length: number): void {
+    if (this.reverse) copyBytes(this.savedValue, this.savedValueOffset, length, target, at);
+    else copyBytes(this.iter.valueBuffer(), this.iter.valueOffset(), length, target, at);
   }
 
   /** The current value: a view valid until the cursor moves. */
   value(): Uint8Array {
-    return this.reverse ? this.savedValue.subarray(0, this.savedValueLength) : this.iter.value();
+    if (!this.reverse) return this.iter.value();
+    return this.savedValue.subarray(this.savedValueOffset, this.savedValueOffset + this.savedValueLength);
   }
 
   seekToFirst(): void {
@@ -131,12 +122,14 @@ export class DbIterator {
   }
 
   /**
-   * `next()` for a caller that already holds a copy of the current key (`keyCopy()`): it is used as the key to skip
-   * instead of copying the key again. The copy is only read, and only until the next move.
+   * `next()` for a caller that already holds a copy of the current key, at `copy[offset..offset+length)` (from
+   * `keyCopy()` or `copyKeyInto`): it is used as the key to skip instead of copying the key again. The copy is only
+   * read, and only during this call.
    */
-  nextAfter(currentKeyCopy: Uint8Array): void {
-    this.skip = currentKeyCopy;
-    this.skipLength = currentKeyCopy.length;
+  nextAfter(copy: Uint8Array, offset = 0, length = copy.length): void {
+    this.skip = copy;
+    this.skipOffset = offset;
+    this.skipLength = length;
     this.iter.next();
     this.findNextUserEntry(true);
   }
@@ -174,6 +167,7 @@ export class DbIterator {
     copyBytes(ikey, 0, length, this.saved, 0);
     this.savedLength = length;
     this.skip = this.saved;
+    this.skipOffset = 0;
     this.skipLength = length;
   }
 
@@ -188,7 +182,9 @@ export class DbIterator {
           // Hide every older version of this key.
           this.save(k, k.length - TRAILER_SIZE);
           skipping = true;
-        } else if (!(skipping && compareUser(k, this.skip, this.skipLength) <= 0)) {
+        } else if (
+          !(skipping && compareBytesAt(k, 0, k.length - TRAILER_SIZE, this.skip, this.skipOffset, this.skipLength) <= 0)
+        ) {
           this.isValid = true;
           return;
         }
@@ -205,17 +201,21 @@ export class DbIterator {
     while (iter.valid()) {
       const k = iter.key();
       if (seqOf(k) <= seq) {
-        if (kind !== ValueKind.Deletion && compareUser(k, this.saved, this.savedLength) < 0) break;
+        if (
+          kind !== ValueKind.Deletion &&
+          compareBytesAt(k, 0, k.length - TRAILER_SIZE, this.saved, 0, this.savedLength) < 0
+        )
+          break;
         kind = k[k.length - 1]!;
         if (kind === ValueKind.Deletion) {
           this.savedLength = 0;
           this.savedValueLength = 0;
         } else {
           this.save(k, k.length - TRAILER_SIZE);
-          const vl = iter.valueLength();
-          if (this.savedValue.length < vl) this.savedValue = new Uint8Array(vl * 2);
-          iter.copyValueInto(this.savedValue, 0);
-          this.savedValueLength = vl;
+          // Where the value lies, not a copy: its bytes stay put after the cursor moves on (see InternalIterator).
+          this.savedValue = iter.valueBuffer();
+          this.savedValueOffset = iter.valueOffset();
+          this.savedValueLength = iter.valueLength();
         }
       }
       iter.prev();

@@ -99,8 +99,12 @@ export class LevelIterator implements InternalIterator {
     return this.iter!.valueLength();
   }
 
-  copyValueInto(target: Uint8Array, at: number): void {
-    this.iter!.copyValueInto(target, at);
+  valueBuffer(): Uint8Array {
+    return this.iter!.valueBuffer();
+  }
+
+  valueOffset(): number {
+    return this.iter!.valueOffset();
   }
 
   close(): void {

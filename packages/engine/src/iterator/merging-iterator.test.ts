@@ -41,8 +41,11 @@ class ArrayIterator implements InternalIterator {
   valueLength() {
     return 1;
   }
-  copyValueInto(target: Uint8Array, at: number) {
-    target[at] = this.keys[this.pos]![0]!;
+  valueBuffer() {
+    return this.keys[this.pos]!;
+  }
+  valueOffset() {
+    return 0;
   }
   close() {
     this.closes++;

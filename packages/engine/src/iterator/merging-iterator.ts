@@ -104,8 +104,12 @@ export class MergingIterator implements InternalIterator {
     return this.children[this.heap[0]!]!.valueLength();
   }
 
-  copyValueInto(target: Uint8Array, at: number): void {
-    this.children[this.heap[0]!]!.copyValueInto(target, at);
+  valueBuffer(): Uint8Array {
+    return this.children[this.heap[0]!]!.valueBuffer();
+  }
+
+  valueOffset(): number {
+    return this.children[this.heap[0]!]!.valueOffset();
   }
 
   /** Closes every child. Idempotent. */

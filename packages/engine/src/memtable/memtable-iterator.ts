@@ -1,8 +1,8 @@
 /**
  * A positioned cursor over a memtable (see InternalIterator). Moving allocates nothing: the current key is copied
  * into an instance-owned buffer, whose view `key()` returns is reused while keys keep one length (as a block
- * iterator's is), and values are copied out of the arena by `copyValueInto` without a view. `value()` is a view into
- * the arena, valid for the memtable's life (arenas never move).
+ * iterator's is), and a value's place in the arena is `valueBuffer()`/`valueOffset()`, for copying it out without a
+ * view. `value()` is a view into the arena, valid for the memtable's life (arenas never move).
  *
  * The iterator pins its memtable until `close()`, so that a flushed memtable's arenas are not reused under it.
  */
@@ -68,10 +68,13 @@ export class MemtableIterator implements InternalIterator {
     return this.mem.valueLengthOf(this.node);
   }
 
-  copyValueInto(target: Uint8Array, at: number): void {
-    const mem = this.mem;
+  valueBuffer(): Uint8Array {
+    return this.mem.bytes;
+  }
+
+  valueOffset(): number {
     const n = this.node;
-    copyBytes(mem.bytes, mem.keyOffsetOf(n) + mem.keyLengthOf(n), mem.valueLengthOf(n), target, at);
+    return this.mem.keyOffsetOf(n) + this.mem.keyLengthOf(n);
   }
 
   close(): void {

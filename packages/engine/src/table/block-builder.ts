@@ -59,13 +59,7 @@ export class BlockBuilder {
       const last = this.lastKey;
       while (shared < lim && last[shared] === key[shared]) shared++;
     } else {
-      if (this.numRestarts === this.restarts.length) {
-        const grown = new Uint32Array(this.restarts.length * 2);
-        grown.set(this.restarts);
-        this.restarts = grown;
-      }
-      this.restarts[this.numRestarts++] = this.pos;
-      this.counter = 0;
+      this.startRestart();
     }
     const unshared = key.length - shared;
     const need =
@@ -111,13 +105,7 @@ export class BlockBuilder {
     if (this.counter < this.restartInterval) {
       if (this.entryCount > 0) shared = common;
     } else {
-      if (this.numRestarts === this.restarts.length) {
-        const grown = new Uint32Array(this.restarts.length * 2);
-        grown.set(this.restarts);
-        this.restarts = grown;
-      }
-      this.restarts[this.numRestarts++] = this.pos;
-      this.counter = 0;
+      this.startRestart();
     }
     const unshared = klen - shared;
     this.ensure(15 + unshared + vlen);
@@ -172,6 +160,17 @@ export class BlockBuilder {
     this.counter = 0;
     this.entryCount = 0;
     this.lastKeyLen = 0;
+  }
+
+  /** The next entry is a restart point: its key is stored whole. */
+  private startRestart(): void {
+    if (this.numRestarts === this.restarts.length) {
+      const grown = new Uint32Array(this.restarts.length * 2);
+      grown.set(this.restarts);
+      this.restarts = grown;
+    }
+    this.restarts[this.numRestarts++] = this.pos;
+    this.counter = 0;
   }
 
   private ensure(extra: number): void {

@@ -1,4 +1,4 @@
-import { copyBytes, readU32LE } from '../base/coding.js';
+import { readU32LE } from '../base/coding.js';
 import { CorruptionError } from '../base/errors.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
 import { TRAILER_SIZE } from '../base/internal-key.js';
@@ -80,7 +80,7 @@ export class BlockIterator implements InternalIterator {
   private keyLen = 0;
   /** keyBuf[0..keyLen) as handed out by key(); replaced when keyBuf is. */
   private keyView: Uint8Array = this.keyBuf.subarray(0, 0);
-  private valueOffset = 0;
+  private valueAt = 0;
   private valueLen = 0;
   // Decoded entry header, filled by decodeHeader().
   private hShared = 0;
@@ -278,7 +278,7 @@ export class BlockIterator implements InternalIterator {
     e[b] = this.current;
     e[b + 1] = at;
     e[b + 2] = keyLen;
-    e[b + 3] = this.valueOffset;
+    e[b + 3] = this.valueAt;
     e[b + 4] = this.valueLen;
     this.rcKeysLen = at + keyLen;
   }
@@ -298,9 +298,9 @@ export class BlockIterator implements InternalIterator {
     for (let j = 0; j < keyLen; j++) kb[j] = keys[from + j]!;
     this.keyLen = keyLen;
     this.current = e[b]!;
-    this.valueOffset = e[b + 3]!;
+    this.valueAt = e[b + 3]!;
     this.valueLen = e[b + 4]!;
-    this.nextOffset = this.valueOffset + this.valueLen;
+    this.nextOffset = this.valueAt + this.valueLen;
     this.rcPos = pos;
   }
 
@@ -314,7 +314,7 @@ export class BlockIterator implements InternalIterator {
   }
 
   value(): Uint8Array {
-    return this.data.subarray(this.valueOffset, this.valueOffset + this.valueLen);
+    return this.data.subarray(this.valueAt, this.valueAt + this.valueLen);
   }
 
   /** The current key's bytes live in `keyBuffer()[0..keyLength())`: for in-place comparisons. */
@@ -328,15 +328,19 @@ export class BlockIterator implements InternalIterator {
 
   /** The current value lives in `block().data[valueOffset()..+valueLength())`. */
   valueOffsetInBlock(): number {
-    return this.valueOffset;
+    return this.valueAt;
   }
 
   valueLength(): number {
     return this.valueLen;
   }
 
-  copyValueInto(target: Uint8Array, at: number): void {
-    copyBytes(this.data, this.valueOffset, this.valueLen, target, at);
+  valueBuffer(): Uint8Array {
+    return this.data;
+  }
+
+  valueOffset(): number {
+    return this.valueAt;
   }
 
   currentBlock(): Block {
@@ -399,7 +403,7 @@ export class BlockIterator implements InternalIterator {
     }
     this.keyLen = keyLen;
     this.curShared = shared;
-    this.valueOffset = src + unshared;
+    this.valueAt = src + unshared;
     this.valueLen = valueLen;
     this.nextOffset = src + unshared + valueLen;
     return true;

@@ -91,8 +91,12 @@ export class TableIterator implements InternalIterator {
     return this.data.valueLength();
   }
 
-  copyValueInto(target: Uint8Array, at: number): void {
-    this.data.copyValueInto(target, at);
+  valueBuffer(): Uint8Array {
+    return this.data.valueBuffer();
+  }
+
+  valueOffset(): number {
+    return this.data.valueOffset();
   }
 
   close(): void {

@@ -26,6 +26,7 @@ export interface TableSource {
 
 /** Compares the user-key part of an internal key with a user key (bytewise), allocating nothing. */
 export function compareUserKeyOf(ikey: Uint8Array, userKey: Uint8Array): number {
+  // Its own loop, not compareBytesAt's: this is on every lookup's path, and a loop only it runs stays monomorphic.
   const al = ikey.length - TRAILER_SIZE;
   const bl = userKey.length;
   const n = Math.min(al, bl);

@@ -60,7 +60,11 @@ export class WritePath {
   private readonly onWalError = (err: Error): void => this.gate.fail(err);
   private writesSinceYield = 0;
   private poolWarm = false;
+  /** Set at the first write, which resumes the compaction a previous session left to do. */
+  private wrote = false;
   private closed = false;
+  /** Why writes are refused (after `refuse()`). */
+  private refusal: () => Error = () => closedError(`engine ${this.dir}`);
 
   constructor(parts: WritePathParts) {
     this.dir = parts.dir;
@@ -123,10 +127,14 @@ export class WritePath {
 
   /** Applies `batch` (see the top of the file); `sync` undefined takes the engine's default. */
   apply(batch: WriteBatch, sync: boolean | undefined): Promise<void> {
-    if (this.closed) return Promise.reject(closedError(`engine ${this.dir}`));
+    if (this.closed) return Promise.reject(this.refusal());
     if (this.gate.error) return Promise.reject(this.gate.error);
     const count = batch.count;
     if (count === 0) return this.resolved;
+    if (!this.wrote) {
+      this.wrote = true;
+      this.background.maybeScheduleCompaction();
+    }
     const memtables = this.memtables;
     if (!memtables.live.hasRoomFor(batch.length, count)) {
       try {
@@ -198,9 +206,13 @@ export class WritePath {
     return this.wal ? this.wal.written() : this.resolved;
   }
 
-  /** Refuses further writes (close, from its start): they reject with EngineError CLOSED. */
-  refuse(): void {
+  /**
+   * Refuses further writes: they reject with `refusal()` (default EngineError CLOSED, for close from its start; a
+   * read-only engine's READ_ONLY).
+   */
+  refuse(refusal?: () => Error): void {
     this.closed = true;
+    if (refusal) this.refusal = refusal;
   }
 
   /** Writes, syncs and closes the live WAL and waits for the rotated ones' final syncs. I/O failures went to the gate. */

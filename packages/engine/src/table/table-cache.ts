@@ -11,6 +11,8 @@ export interface TableCacheOptions {
   blockCache?: BlockCache;
   /** Check data block checksums on read. Default true. */
   verifyChecksums?: boolean;
+  /** The path a reader of table `n` opens (default: its name in `dir`); a read-only view gives its descriptors'. */
+  pathOf?: ((fileNumber: number) => string) | undefined;
 }
 
 /**
@@ -26,6 +28,7 @@ export class TableCache {
   private readonly maxOpenFiles: number;
   private readonly blockCache: BlockCache | undefined;
   private readonly verifyChecksums: boolean;
+  private readonly pathOf: ((fileNumber: number) => string) | undefined;
   /** Open readers, least recently used first (a Map keeps insertion order; a hit on a full cache re-inserts). */
   private readonly readers = new Map<number, TableReader>();
   private closed = false;
@@ -39,6 +42,7 @@ export class TableCache {
     this.maxOpenFiles = maxOpenFiles;
     this.blockCache = options.blockCache;
     this.verifyChecksums = options.verifyChecksums ?? true;
+    this.pathOf = options.pathOf;
   }
 
   /**
@@ -58,7 +62,7 @@ export class TableCache {
       }
       return reader;
     }
-    reader = TableReader.open(tableFileName(this.dir, fileNumber), {
+    reader = TableReader.open(this.pathOf?.(fileNumber) ?? tableFileName(this.dir, fileNumber), {
       fileNumber,
       cache: this.blockCache,
       verifyChecksums: this.verifyChecksums,

@@ -72,7 +72,7 @@ export interface EngineStats {
   blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number };
 }
 
-/** Capacity of the memtable that takes over when close freezes the live one (without a WAL): it stays empty. */
+/** Capacity of the memtable that takes over when close freezes the live one: it stays empty. */
 const CLOSING_MEMTABLE_CAPACITY = 4096;
 
 export class Engine {
@@ -366,6 +366,13 @@ export class Engine {
       // Nothing else holds these writes: flush them before closing.
       memtables.rotate(CLOSING_MEMTABLE_CAPACITY, 0);
       this.background.maybeScheduleFlush();
+    } else if (!this.view && !this.gate.error) {
+      try {
+        this.writes.freezeForClose(CLOSING_MEMTABLE_CAPACITY);
+      } catch (err) {
+        // The writes stay in their WAL, which the next open replays.
+        this.gate.fail(err as Error);
+      }
     }
     await this.background.settle();
     await this.writes.close();

@@ -61,9 +61,9 @@ export class ReadPath {
     this.obsolete = obsolete;
     this.tables = {
       get: (f: FileMetaData, userKey: Uint8Array, seq: number, hash: number): GetResult =>
-        tableCache.get(f.number).get(userKey, seq, hash),
+        tableCache.get(f.number, f.size).get(userKey, seq, hash),
       iterator: (f: FileMetaData, fillCache?: boolean): InternalIterator =>
-        tableCache.get(f.number).iterator({ fillCache }),
+        tableCache.get(f.number, f.size).iterator({ fillCache }),
     };
   }
 

@@ -298,7 +298,8 @@ export class Engine {
   /**
    * A follower's catch-up: moves its view to the writer's latest state on disk (see `openFollower`), reading only
    * what the writer's manifest and WALs gained since the last one. Reads after it resolves see every write the writer
-   * had handed to the OS before it was called. Iterators and snapshots taken before keep their view. Rejects with
+   * had handed to the OS before it was called. Iterators made before keep their view; a snapshot made before does not
+   * (the writer's compactions drop the old values that only the follower's snapshot could see). Rejects with
    * EngineError INVALID_ARGUMENT (not a follower), CLOSED, IO, or CorruptionError (the view is then as it was).
    */
   catchUp(): Promise<void> {

@@ -4,7 +4,7 @@
  * values and its default options except where its name says otherwise, as the seed does.
  */
 import { createRequire } from 'node:module';
-import { Engine, type EngineOptions } from '@heapless/engine';
+import { Engine, type EngineOptions, openFollower } from '@heapless/engine';
 import { ClassicLevel } from 'classic-level';
 import { open as openLmdb } from 'lmdb';
 import { SystemUnavailableError } from '../harness/benchmark.js';
@@ -25,6 +25,11 @@ export interface OpenReadSystem {
   load(dir: string, docs: Iterable<[Uint8Array, Uint8Array]>, progress: (n: number) => void): Promise<void>;
   /** Opens the loaded directory `dir` again. */
   open(dir: string): Promise<OpenReader> | OpenReader;
+  /**
+   * For readers that open beside a writer: opens `dir` as that writer, held for the whole of the attempts (close it
+   * after them).
+   */
+  holdWriter?(dir: string): Promise<{ close(): Promise<void> }>;
 }
 
 /** Calls `write(batch)` for every {@link BATCH} documents and the rest. */
@@ -127,8 +132,16 @@ function rocksdb(compression: boolean): OpenReadSystem {
   };
 }
 
-/** @heapless/engine with `options` for the load; the reader opens with defaults (each block names its codec). */
-function heapless(options: EngineOptions): OpenReadSystem {
+/** How a heapless reader opens the loaded directory: as a writer would, read-only, or as a follower. */
+type HeaplessOpen = 'write' | 'read-only' | 'follower';
+
+/**
+ * @heapless/engine with `options` for the load; the reader opens with defaults (each block names its codec), and a
+ * read-only or follower reader opens while a writer holds the directory, as beside a service that owns it.
+ */
+function heapless(options: EngineOptions, how: HeaplessOpen = 'write'): OpenReadSystem {
+  const openReader = (dir: string): Promise<Engine> =>
+    how === 'follower' ? openFollower(dir) : Engine.open(dir, { readOnly: how === 'read-only' });
   return {
     async load(dir, docs, progress) {
       const engine = await Engine.open(dir, options);
@@ -140,8 +153,29 @@ function heapless(options: EngineOptions): OpenReadSystem {
       await engine.close();
     },
     async open(dir) {
-      const engine = await Engine.open(dir, {});
+      const engine = await openReader(dir);
       return { get: (key) => engine.get(key), close: () => engine.close() };
+    },
+    holdWriter: how === 'write' ? undefined : (dir) => Engine.open(dir),
+  };
+}
+
+/** True where node:zlib has zstd (Node 22.15 / 23.8 on), which writing zstd tables needs. */
+export function zstdWritable(): boolean {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  return major > 23 || (major === 23 && minor >= 8) || (major === 22 && minor >= 15);
+}
+
+/** heapless with zstd tables; on a Node without zstd writing, unavailable (the load says why). */
+function heaplessZstd(): OpenReadSystem {
+  const system = heapless({ compression: 'zstd' });
+  return {
+    ...system,
+    load(dir, docs, progress) {
+      if (!zstdWritable()) {
+        throw new SystemUnavailableError(`writing zstd needs Node >= 22.15 or 23.8 (this is ${process.versions.node})`);
+      }
+      return system.load(dir, docs, progress);
     },
   };
 }
@@ -161,5 +195,13 @@ export function openReadSystem(name: OpenReadSystemName): OpenReadSystem {
       return heapless({});
     case 'heapless-deflate':
       return heapless({ compression: 'deflate' });
+    case 'heapless-none':
+      return heapless({ compression: 'none' });
+    case 'heapless-zstd':
+      return heaplessZstd();
+    case 'heapless-read-only':
+      return heapless({}, 'read-only');
+    case 'heapless-follower':
+      return heapless({}, 'follower');
   }
 }

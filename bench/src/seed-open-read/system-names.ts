@@ -6,6 +6,10 @@ export const OPEN_READ_SYSTEMS = [
   'rocksdb-none',
   'heapless',
   'heapless-deflate',
+  'heapless-none',
+  'heapless-zstd',
+  'heapless-read-only',
+  'heapless-follower',
 ] as const;
 
 export type OpenReadSystemName = (typeof OPEN_READ_SYSTEMS)[number];

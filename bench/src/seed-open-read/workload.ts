@@ -42,6 +42,7 @@ async function openGetClose(ctx: RunContext, system: ReturnType<typeof openReadS
   const total = new Float64Array(ATTEMPTS);
   const steps = { open: 0, get: 0, close: 0 };
   const ticker = ctx.progress('open-get-close', ATTEMPTS);
+  const writer = await system.holdWriter?.(ctx.dataDir);
   for (let i = 0; i < ATTEMPTS; i++) {
     const t0 = performance.now();
     const reader = await system.open(ctx.dataDir);
@@ -59,6 +60,7 @@ async function openGetClose(ctx: RunContext, system: ReturnType<typeof openReadS
     steps.close += t3 - t2;
     if (i % 50 === 0) ticker.update(i);
   }
+  await writer?.close();
   ticker.finish();
   total.sort();
   const mean = total.reduce((a, b) => a + b, 0) / ATTEMPTS;

@@ -2,5 +2,6 @@ export { CorruptionError, ENGINE_ERRORS, EngineError, type ErrorCode, ErrorCodes
 export type { Compression, EngineOptions } from './base/options.js';
 export { Engine, type EngineStats, type ReadOptions, type WriteOperation, type WriteOptions } from './db/engine.js';
 export { ENTRY_HEADER_SIZE, EngineIterator, type Entry, type IteratorOptions } from './db/engine-iterator.js';
+export { openFollower } from './db/follower.js';
 export type { Snapshot } from './db/snapshot.js';
 export { type Bytes, MAX_KEY_SIZE, MAX_VALUE_SIZE, WriteBatch } from './db/write-batch.js';

@@ -60,6 +60,8 @@ const ENGINE_OPTION_NAMES: Readonly<Record<keyof EngineOptions, true>> = {
   compression: true,
   zstdLevel: true,
   verifyChecksums: true,
+  readOnly: true,
+  follower: true,
 };
 
 /** Keys deleted per engine batch by `clear()`. */

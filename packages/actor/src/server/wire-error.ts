@@ -18,6 +18,7 @@ export const STORAGE_WIRE_CODES = {
   [EngineErrorCodes.INVALID_ARGUMENT]: 'BAD_ARGUMENTS',
   [EngineErrorCodes.NOT_FOUND]: 'INTERNAL', // no database in the directory: only at open
   [EngineErrorCodes.UNSUPPORTED]: 'INTERNAL', // a codec this runtime lacks: at open, or the server's platform
+  [EngineErrorCodes.READ_ONLY]: 'INTERNAL', // the KV actor opens its engine for writing
   [OffHeapErrorCodes.INVALID_ARGUMENT]: 'BAD_ARGUMENTS',
   [OffHeapErrorCodes.KEY_TOO_LARGE]: 'KEY_TOO_LARGE',
   [OffHeapErrorCodes.VALUE_TOO_LARGE]: 'VALUE_TOO_LARGE',

@@ -32,6 +32,7 @@ describe('ENGINE_ERRORS', () => {
         'HEAPLESS_ERR_NOT_FOUND',
         'HEAPLESS_ERR_IO',
         'HEAPLESS_ERR_UNSUPPORTED',
+        'HEAPLESS_ERR_READ_ONLY',
       ].sort(),
     );
     expect(ErrorCodes).toEqual({
@@ -42,6 +43,7 @@ describe('ENGINE_ERRORS', () => {
       NOT_FOUND: 'HEAPLESS_ERR_NOT_FOUND',
       IO: 'HEAPLESS_ERR_IO',
       UNSUPPORTED: 'HEAPLESS_ERR_UNSUPPORTED',
+      READ_ONLY: 'HEAPLESS_ERR_READ_ONLY',
     });
     expect(Object.isFrozen(ErrorCodes)).toBe(true);
   });

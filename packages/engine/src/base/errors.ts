@@ -30,6 +30,11 @@ export const ENGINE_ERRORS = {
    * a codec whose native binding does not load on this platform. Names the codec and what is missing.
    */
   HEAPLESS_ERR_UNSUPPORTED: { message: 'not supported by this runtime' },
+  /**
+   * A write, flush, compaction or checkpoint was asked of an engine opened with `readOnly: true`, or of a follower
+   * (`openFollower`): neither ever changes the directory. Nothing was written.
+   */
+  HEAPLESS_ERR_READ_ONLY: { message: 'the database is open read-only' },
 } as const satisfies Record<`HEAPLESS_ERR_${string}`, { message: string }>;
 
 /** A stable engine error code, e.g. `'HEAPLESS_ERR_CORRUPTION'`. */

@@ -18,9 +18,12 @@ interface NativeLocks {
   unlock(fd: number, offset?: number, length?: number): void;
 }
 
-// require() keeps the loaded module; a lock is taken once per open, so nothing more needs caching here.
+// Kept once loaded: createRequire and require's resolution cost a quarter of a millisecond per call, twice per open
+// and close, against an open that otherwise takes about one.
+let loaded: NativeLocks | undefined;
 function locks(): NativeLocks {
-  return createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
+  loaded ??= createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
+  return loaded;
 }
 
 /**

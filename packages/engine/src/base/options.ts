@@ -63,6 +63,14 @@ export interface EngineOptions {
   zstdLevel?: number;
   /** Check block checksums on every read, not only during compaction. Default true. */
   verifyChecksums?: boolean;
+  /**
+   * Open without a lock, beside a writer that may hold the directory, and never change it: the view is the
+   * directory's state as of the open (the WALs replayed into memory only); writes, `flush`, `compactRange` and
+   * `checkpoint` reject with HEAPLESS_ERR_READ_ONLY. Needs an existing database. Default false.
+   */
+  readOnly?: boolean;
+  /** Open as a follower (implies `readOnly`): `catchUp()` moves the view to the writer's latest state. See `openFollower`. Default false. */
+  follower?: boolean;
 }
 
 export type ResolvedOptions = Readonly<Required<EngineOptions>>;
@@ -88,6 +96,8 @@ const DEFAULTS: ResolvedOptions = {
   compression: 'snappy',
   zstdLevel: ZSTD_DEFAULT_LEVEL,
   verifyChecksums: true,
+  readOnly: false,
+  follower: false,
 };
 
 function int(name: string, v: number, min: number, max: number): number {
@@ -107,7 +117,15 @@ export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
     if (!(k in DEFAULTS)) throw invalidArgument(`unknown option ${k}`);
     (o as Record<string, unknown>)[k] = v;
   }
-  for (const k of ['createIfMissing', 'errorIfExists', 'wal', 'sync', 'verifyChecksums'] as const) {
+  for (const k of [
+    'createIfMissing',
+    'errorIfExists',
+    'wal',
+    'sync',
+    'verifyChecksums',
+    'readOnly',
+    'follower',
+  ] as const) {
     if (typeof o[k] !== 'boolean') throw invalidArgument(`option ${k} must be a boolean`);
   }
   int('writeBufferSize', o.writeBufferSize, 4096, 1024 * 1024 * 1024);

@@ -15,7 +15,7 @@
  * and, once writes filled a quarter of a memtable, worker threads. `close()` releases all of them; iterators and
  * snapshots the caller still holds are closed and released by it.
  */
-import { closedError } from '../base/errors.js';
+import { closedError, invalidArgument } from '../base/errors.js';
 import type { EngineOptions } from '../base/options.js';
 import { JobPool } from '../compaction/job-pool.js';
 import { BlockCache } from '../table/block-cache.js';
@@ -24,10 +24,12 @@ import type { VersionSet } from '../version/version-set.js';
 import { BackgroundWork } from './background.js';
 import { createCheckpoint } from './checkpoint.js';
 import type { EngineIterator, IteratorOptions } from './engine-iterator.js';
+import type { LiveView } from './live-view.js';
 import type { LockFile } from './lock-file.js';
 import { MemtableSet } from './memtables.js';
 import { ObsoleteFiles } from './obsolete-files.js';
 import { type OpenedDatabase, openDatabase } from './open.js';
+import { readOnlyError } from './read-only.js';
 import { type ReadOptions, ReadPath, toKey } from './read-path.js';
 import { type Snapshot, SnapshotList } from './snapshot.js';
 import { type Bytes, WriteBatch } from './write-batch.js';
@@ -70,13 +72,16 @@ export interface EngineStats {
   blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number };
 }
 
-/** Capacity of the memtable that takes over when close freezes the live one (without a WAL): it stays empty. */
+/** Capacity of the memtable that takes over when close freezes the live one: it stays empty. */
 const CLOSING_MEMTABLE_CAPACITY = 4096;
 
 export class Engine {
   /** The database directory. */
   readonly location: string;
-  private readonly lock: LockFile;
+  private readonly lock: LockFile | undefined;
+  /** A read-only engine's or a follower's view of the directory (undefined for a writer). */
+  private readonly view: LiveView | undefined;
+  private readonly follower: boolean;
   private readonly versions: VersionSet;
   private readonly blockCache: BlockCache;
   private readonly tableCache: TableCache;
@@ -95,14 +100,17 @@ export class Engine {
     const { dir, options, versions } = db;
     this.location = dir;
     this.lock = db.lock;
+    this.view = db.view;
+    this.follower = options.follower;
     this.versions = versions;
     this.blockCache = new BlockCache({ capacity: options.blockCacheSize });
     this.tableCache = new TableCache(dir, {
       maxOpenFiles: options.maxOpenFiles,
       blockCache: this.blockCache,
       verifyChecksums: options.verifyChecksums,
+      pathOf: db.view && ((n) => db.view!.tables.pathOf(n)),
     });
-    this.memtables = new MemtableSet(db.mem, db.logNumber);
+    this.memtables = db.view?.memtables ?? new MemtableSet(db.mem, db.logNumber);
     this.gate = new WriteGate(this.memtables, versions, options);
     this.obsolete = new ObsoleteFiles(dir, versions, this.tableCache);
     this.background = new BackgroundWork({
@@ -125,10 +133,17 @@ export class Engine {
       jobs: this.jobs,
       log: db.log,
     });
-    this.reads = new ReadPath(versions, this.memtables, this.tableCache, this.snapshots, this.obsolete);
-    // The manifest open wrote (or reused) is durable: what it no longer needs can go.
+    // A view's tables are the writer's to delete: once no version lists one, the view only lets go of it.
+    const view = db.view;
+    const collector = view ? { collect: () => this.releaseTables(view) } : this.obsolete;
+    this.reads = new ReadPath(versions, this.memtables, this.tableCache, this.snapshots, collector);
+    if (db.view) {
+      this.writes.refuse(() => readOnlyError(dir, 'a write'));
+      return;
+    }
+    // The manifest open wrote (or reused) is durable: what it no longer needs can go. Compaction left to do starts
+    // with the first write (write-path.ts), so that an open that only reads starts no worker.
     this.obsolete.collect(db.listing);
-    this.background.maybeScheduleCompaction();
   }
 
   /**
@@ -150,7 +165,8 @@ export class Engine {
     } catch (err) {
       db.log?.close();
       db.versions.close();
-      db.lock.release();
+      db.lock?.release();
+      db.view?.close();
       throw err;
     }
   }
@@ -243,6 +259,7 @@ export class Engine {
    */
   async flush(): Promise<void> {
     if (this.closing) throw closedError(`engine ${this.location}`);
+    if (this.view) throw readOnlyError(this.location, 'flush');
     if (this.memtables.live.count > 0) this.writes.rotate(0, 0);
     await this.background.waitForFlushes();
   }
@@ -252,6 +269,7 @@ export class Engine {
    * flush. Resolves when done; automatic compaction waits meanwhile. Rejects as `flush`.
    */
   async compactRange(start?: Bytes, end?: Bytes): Promise<void> {
+    if (this.view) throw readOnlyError(this.location, 'compactRange');
     const begin = start === undefined ? undefined : toKey(start);
     const last = end === undefined ? undefined : toKey(end);
     await this.flush();
@@ -265,6 +283,7 @@ export class Engine {
    */
   async checkpoint(dir: string): Promise<void> {
     if (this.closing) throw closedError(`engine ${this.location}`);
+    if (this.view) throw readOnlyError(this.location, 'checkpoint');
     const logged = this.writes.logged;
     if (!logged) await this.flush();
     // Everything acknowledged is in the WALs' files once what is pending has been written.
@@ -274,6 +293,30 @@ export class Engine {
     const edit = this.versions.snapshotEdit();
     edit.logNumber = logs.length > 0 ? logs[0]! : this.versions.nextFileNumber;
     createCheckpoint(this.location, dir, edit, logs);
+  }
+
+  /**
+   * A follower's catch-up: moves its view to the writer's latest state on disk (see `openFollower`), reading only
+   * what the writer's manifest and WALs gained since the last one. Reads after it resolves see every write the writer
+   * had handed to the OS before it was called. Iterators made before keep their view; a snapshot made before does not
+   * (the writer's compactions drop the old values that only the follower's snapshot could see). Rejects with
+   * EngineError INVALID_ARGUMENT (not a follower), CLOSED, IO, or CorruptionError (the view is then as it was).
+   */
+  catchUp(): Promise<void> {
+    try {
+      if (this.closing) throw closedError(`engine ${this.location}`);
+      if (!this.follower || !this.view) throw invalidArgument(`engine ${this.location} is not a follower`);
+      this.view.refresh();
+      this.releaseTables(this.view);
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** A view's tables that no version lists any more: their descriptors closed, their readers and blocks dropped. */
+  private releaseTables(view: LiveView): void {
+    for (const n of view.collect()) this.tableCache.evict(n);
   }
 
   /** Counters and sizes, for monitoring and tests. */
@@ -319,10 +362,18 @@ export class Engine {
     this.reads.closeAll();
     this.snapshots.releaseAll();
     const memtables = this.memtables;
-    if (!this.writes.logged && !this.gate.error && (memtables.live.count > 0 || memtables.frozenCount > 0)) {
+    const unlogged = !this.writes.logged && !this.view;
+    if (unlogged && !this.gate.error && (memtables.live.count > 0 || memtables.frozenCount > 0)) {
       // Nothing else holds these writes: flush them before closing.
       memtables.rotate(CLOSING_MEMTABLE_CAPACITY, 0);
       this.background.maybeScheduleFlush();
+    } else if (!this.view && !this.gate.error) {
+      try {
+        this.writes.freezeForClose(CLOSING_MEMTABLE_CAPACITY);
+      } catch (err) {
+        // The writes stay in their WAL, which the next open replays.
+        this.gate.fail(err as Error);
+      }
     }
     await this.background.settle();
     await this.writes.close();
@@ -338,9 +389,10 @@ export class Engine {
     this.versions.close();
     this.tableCache.close();
     this.blockCache.clear();
-    this.lock.release();
+    this.lock?.release();
+    this.view?.close();
     // Without a WAL, a failed flush lost writes: close says so.
-    if (!this.writes.logged) firstError ??= this.gate.error;
+    if (unlogged) firstError ??= this.gate.error;
     if (firstError !== undefined) throw firstError;
   }
 

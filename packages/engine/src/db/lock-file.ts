@@ -11,7 +11,7 @@
  * What `LOCK` holds is for people only: `pid host\n` of the last process that took the lock, quoted in the LOCKED
  * error. Nothing reads it to decide anything.
  */
-import { closeSync, constants, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, ftruncateSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { EngineError, ErrorCodes, ioError } from '../base/errors.js';
@@ -71,8 +71,13 @@ export class LockFile {
     }
     const info = Buffer.from(`${process.pid} ${hostname()}\n`, 'latin1');
     try {
-      ftruncateSync(fd, 0);
-      writeSync(fd, info, 0, info.length, 0);
+      // Rewritten only when it names another holder: an ftruncate and a write cost a reopen in the same process
+      // more than the read that spares them.
+      const old = Buffer.alloc(info.length + 1);
+      if (readSync(fd, old, 0, old.length, 0) !== info.length || !old.subarray(0, info.length).equals(info)) {
+        ftruncateSync(fd, 0);
+        writeSync(fd, info, 0, info.length, 0);
+      }
     } catch {
       // The content only names the holder in messages; the lock is what counts, and it is held.
     }

@@ -36,6 +36,17 @@ export class MemtableSet {
     this.found = live;
   }
 
+  /**
+   * Makes `memtables` (oldest first) the whole set: the last one live, the others frozen. For readers of another
+   * process's WALs (live-view.ts), which never write or flush: an empty list leaves an empty live memtable.
+   */
+  replaceAll(memtables: readonly Memtable[]): void {
+    this.frozen.length = 0;
+    for (let i = 0; i < memtables.length - 1; i++) this.frozen.push({ mem: memtables[i]!, log: 0 });
+    this.live = memtables[memtables.length - 1] ?? new Memtable(0);
+    this.found = this.live;
+  }
+
   /** Frozen memtables waiting for their flush. */
   get frozenCount(): number {
     return this.frozen.length;

@@ -28,14 +28,17 @@ import { blockCompressor } from '../table/compression.js';
 import { VersionEdit } from '../version/version-edit.js';
 import { VersionSet } from '../version/version-set.js';
 import { builderOptions } from './background.js';
+import type { LiveView } from './live-view.js';
 import { LockFile } from './lock-file.js';
+import { openReadOnly } from './read-only.js';
 import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
 
 /** An opened, recovered database: what the engine is assembled from. The engine takes ownership of all of it. */
 export interface OpenedDatabase {
   dir: string;
   options: ResolvedOptions;
-  lock: LockFile;
+  /** The directory's lock; undefined for a read-only open, which takes none. */
+  lock: LockFile | undefined;
   versions: VersionSet;
   /** The live memtable: the replayed one after a clean close, else empty. */
   mem: Memtable;
@@ -44,6 +47,8 @@ export interface OpenedDatabase {
   logNumber: number;
   /** The directory's names as open found them, for the first pass over obsolete files. */
   listing: string[];
+  /** For a read-only or follower open: the view of the directory, which also holds `versions` and the memtables. */
+  view?: LiveView;
 }
 
 /**
@@ -52,10 +57,12 @@ export interface OpenedDatabase {
  */
 export function openDatabase(dir: string, options?: EngineOptions): OpenedDatabase {
   const opts = resolveOptions(options);
+  if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument('dir must be a non-empty string');
+  // It writes no table: whatever codec the option names is never used.
+  if (opts.readOnly || opts.follower) return openReadOnly(dir, opts);
   // A codec that cannot be used here (zstd before Node 22.15, a binding that does not load) fails the open, not the
   // first flush in a worker.
   blockCompressor(opts.compression, opts.zstdLevel);
-  if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument('dir must be a non-empty string');
   if (opts.createIfMissing) {
     try {
       mkdirSync(dir, { recursive: true });

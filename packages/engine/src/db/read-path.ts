@@ -41,7 +41,7 @@ export class ReadPath {
   private readonly versions: VersionSet;
   private readonly memtables: MemtableSet;
   private readonly snapshots: SnapshotList;
-  private readonly obsolete: ObsoleteFiles;
+  private readonly obsolete: Pick<ObsoleteFiles, 'collect'>;
   private readonly tables: TableSource;
   /** Iterators not closed yet. */
   private readonly iterators = new Set<EngineIterator>();
@@ -53,7 +53,7 @@ export class ReadPath {
     memtables: MemtableSet,
     tableCache: TableCache,
     snapshots: SnapshotList,
-    obsolete: ObsoleteFiles,
+    obsolete: Pick<ObsoleteFiles, 'collect'>,
   ) {
     this.versions = versions;
     this.memtables = memtables;
@@ -61,9 +61,9 @@ export class ReadPath {
     this.obsolete = obsolete;
     this.tables = {
       get: (f: FileMetaData, userKey: Uint8Array, seq: number, hash: number): GetResult =>
-        tableCache.get(f.number).get(userKey, seq, hash),
+        tableCache.get(f.number, f.size).get(userKey, seq, hash),
       iterator: (f: FileMetaData, fillCache?: boolean): InternalIterator =>
-        tableCache.get(f.number).iterator({ fillCache }),
+        tableCache.get(f.number, f.size).iterator({ fillCache }),
     };
   }
 

@@ -9,7 +9,7 @@
  * Anything else that does not hold (a bad checksum followed by more records, a MIDDLE without a FIRST, an unknown
  * type) is a CorruptionError naming the file and offset.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { crc32c, unmaskCrc } from '../base/crc32c.js';
 import { CorruptionError, ioError } from '../base/errors.js';
 import { BLOCK_SIZE, HEADER_SIZE, RecordType } from './record-format.js';
@@ -25,6 +25,8 @@ export class RecordReader {
   readonly path: string;
   private readonly policy: TailPolicy;
   private readonly data: Buffer;
+  /** File offset of `data[0]`: 0, or the start of the block `start` lies in (block arithmetic stays the file's). */
+  private readonly base: number;
   private pos = 0;
   /** Offset just past the last complete logical record returned. */
   private goodEnd = 0;
@@ -33,20 +35,27 @@ export class RecordReader {
   /** True once a torn tail was found and dropped. */
   tornTail = false;
 
-  /** Reads the whole file into memory. Throws EngineError HEAPLESS_ERR_IO if it cannot be read. */
-  constructor(path: string, policy: TailPolicy = 'damaged') {
+  /**
+   * Reads the file into memory, from the block holding `start` (the end of a record read before, for a reader that
+   * tails a log another process appends to) to its end; records are read from `start`. Throws EngineError
+   * HEAPLESS_ERR_IO if it cannot be read.
+   */
+  constructor(path: string, policy: TailPolicy = 'damaged', start = 0) {
     this.path = path;
     this.policy = policy;
+    this.base = start - (start % BLOCK_SIZE);
+    this.pos = start - this.base;
+    this.goodEnd = start;
     try {
-      this.data = readFileSync(path);
+      this.data = start === 0 ? readFileSync(path) : readFrom(path, this.base);
     } catch (err) {
       throw ioError('reading', path, err);
     }
   }
 
-  /** Bytes in the file. */
+  /** Bytes in the file (as read). */
   get fileSize(): number {
-    return this.data.length;
+    return this.base + this.data.length;
   }
 
   /** Bytes of the log up to the end of the last good record. */
@@ -94,30 +103,30 @@ export class RecordReader {
       const payload = data.subarray(at + HEADER_SIZE, end);
       switch (type) {
         case RecordType.Full:
-          if (parts) throw new CorruptionError(this.path, at, 'FULL record inside a fragmented record');
+          if (parts) throw new CorruptionError(this.path, this.base + at, 'FULL record inside a fragmented record');
           return this.done(at, end, payload);
         case RecordType.First:
-          if (parts) throw new CorruptionError(this.path, at, 'FIRST record inside a fragmented record');
+          if (parts) throw new CorruptionError(this.path, this.base + at, 'FIRST record inside a fragmented record');
           parts = [payload];
           recordStart = at;
           break;
         case RecordType.Middle:
-          if (!parts) throw new CorruptionError(this.path, at, 'MIDDLE record without a FIRST');
+          if (!parts) throw new CorruptionError(this.path, this.base + at, 'MIDDLE record without a FIRST');
           parts.push(payload);
           break;
         case RecordType.Last:
-          if (!parts) throw new CorruptionError(this.path, at, 'LAST record without a FIRST');
+          if (!parts) throw new CorruptionError(this.path, this.base + at, 'LAST record without a FIRST');
           parts.push(payload);
           return this.done(recordStart, end, Buffer.concat(parts));
         default:
-          throw new CorruptionError(this.path, at, `unknown log record type ${type}`);
+          throw new CorruptionError(this.path, this.base + at, `unknown log record type ${type}`);
       }
     }
   }
 
   private done(start: number, end: number, payload: Uint8Array): Uint8Array {
-    this.recordOffset = start;
-    this.goodEnd = end;
+    this.recordOffset = this.base + start;
+    this.goodEnd = this.base + end;
     return payload;
   }
 
@@ -126,7 +135,9 @@ export class RecordReader {
    * valid follows it and, under the `cut` policy, it was cut short (`cut`); otherwise the log is damaged.
    */
   private damaged(at: number, what: string, cut: boolean): undefined {
-    if ((this.policy === 'cut' && !cut) || !this.nothingValidAfter(at)) throw new CorruptionError(this.path, at, what);
+    if ((this.policy === 'cut' && !cut) || !this.nothingValidAfter(at)) {
+      throw new CorruptionError(this.path, this.base + at, what);
+    }
     this.tornTail = true;
     this.pos = this.data.length;
     return undefined;
@@ -176,5 +187,23 @@ export class RecordReader {
     if (type < RecordType.Full || type > RecordType.Last || end > data.length) return false;
     if ((at % BLOCK_SIZE) + HEADER_SIZE + length > BLOCK_SIZE) return false;
     return crc32c(data.subarray(at + 6, end)) === unmaskCrc(data.readUInt32LE(at));
+  }
+}
+
+/** The bytes of the file at `path` from `offset` to its end. */
+function readFrom(path: string, offset: number): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const size = Math.max(0, fstatSync(fd).size - offset);
+    const out = Buffer.allocUnsafe(size);
+    let got = 0;
+    while (got < size) {
+      const n = readSync(fd, out, got, size - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return got === size ? out : out.subarray(0, got);
+  } finally {
+    closeSync(fd);
   }
 }

@@ -1,4 +1,6 @@
-import { closedError, invalidArgument } from '../base/errors.js';
+import { statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { CorruptionError, closedError, invalidArgument } from '../base/errors.js';
 import { tableFileName } from '../base/filenames.js';
 import type { BlockCache } from './block-cache.js';
 import { TableReader } from './table-reader.js';
@@ -11,6 +13,8 @@ export interface TableCacheOptions {
   blockCache?: BlockCache;
   /** Check data block checksums on read. Default true. */
   verifyChecksums?: boolean;
+  /** The path a reader of table `n` opens (default: its name in `dir`); a read-only view gives its descriptors'. */
+  pathOf?: ((fileNumber: number) => string) | undefined;
 }
 
 /**
@@ -26,6 +30,7 @@ export class TableCache {
   private readonly maxOpenFiles: number;
   private readonly blockCache: BlockCache | undefined;
   private readonly verifyChecksums: boolean;
+  private readonly pathOf: ((fileNumber: number) => string) | undefined;
   /** Open readers, least recently used first (a Map keeps insertion order; a hit on a full cache re-inserts). */
   private readonly readers = new Map<number, TableReader>();
   private closed = false;
@@ -39,14 +44,16 @@ export class TableCache {
     this.maxOpenFiles = maxOpenFiles;
     this.blockCache = options.blockCache;
     this.verifyChecksums = options.verifyChecksums ?? true;
+    this.pathOf = options.pathOf;
   }
 
   /**
    * The open reader of table `fileNumber`, opening it if needed (and closing the least recently used reader beyond
-   * `maxOpenFiles`). Throws what TableReader.open throws (IO, CorruptionError), or EngineError CLOSED
+   * `maxOpenFiles`); a newly opened table must have `expectedSize` bytes when given (the manifest's record of it).
+   * Throws what TableReader.open throws (IO, CorruptionError), CorruptionError for a size other than expected, or EngineError CLOSED
    * after `close()`. The cache owns the reader: do not close it.
    */
-  get(fileNumber: number): TableReader {
+  get(fileNumber: number, expectedSize?: number): TableReader {
     if (this.closed) throw closedError(`table cache of ${this.dir}`);
     const readers = this.readers;
     let reader = readers.get(fileNumber);
@@ -58,11 +65,20 @@ export class TableCache {
       }
       return reader;
     }
-    reader = TableReader.open(tableFileName(this.dir, fileNumber), {
-      fileNumber,
-      cache: this.blockCache,
-      verifyChecksums: this.verifyChecksums,
-    });
+    const path = this.pathOf?.(fileNumber) ?? tableFileName(this.dir, fileNumber);
+    try {
+      reader = TableReader.open(path, {
+        fileNumber,
+        cache: this.blockCache,
+        verifyChecksums: this.verifyChecksums,
+      });
+    } catch (err) {
+      // A table cut short fails the read of its footer: say what is wrong with it, if its size is what it is.
+      if (expectedSize !== undefined && err instanceof CorruptionError)
+        this.checkSize(fileNumber, fileSize(path), expectedSize);
+      throw err;
+    }
+    this.checkSize(fileNumber, reader.fileSize, expectedSize, reader);
     readers.set(fileNumber, reader);
     if (readers.size > this.maxOpenFiles) {
       const [oldest, victim] = readers.entries().next().value as [number, TableReader];
@@ -70,6 +86,18 @@ export class TableCache {
       victim.close();
     }
     return reader;
+  }
+
+  /** Throws CorruptionError (closing `reader`) if table `fileNumber` has `size` bytes where `expected` were recorded. */
+  private checkSize(fileNumber: number, size: number, expected: number | undefined, reader?: TableReader): void {
+    if (expected === undefined || size === expected || size < 0) return;
+    reader?.close();
+    const path = tableFileName(this.dir, fileNumber);
+    throw new CorruptionError(
+      path,
+      0,
+      `table ${basename(path)} of ${expected} bytes (as the manifest records it), the file has ${size}`,
+    );
   }
 
   /**
@@ -96,5 +124,14 @@ export class TableCache {
     this.closed = true;
     for (const reader of this.readers.values()) reader.close();
     this.readers.clear();
+  }
+}
+
+/** The size of the file at `path`, or -1 if it cannot be stat(2)ed. */
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return -1;
   }
 }

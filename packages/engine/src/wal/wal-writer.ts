@@ -75,6 +75,8 @@ export class WalWriter {
   /** True until the previous log is durable: nothing is written meanwhile. */
   private blocked: boolean;
   private directorySynced = false;
+  /** The log's size when this writer took it over (a replayed log's bytes). */
+  private readonly startSize: number;
   /** Called once if a write or sync fails; the engine then refuses further writes. */
   private readonly onError: (err: Error) => void;
   /** The microtask `written()` queues. */
@@ -92,6 +94,7 @@ export class WalWriter {
   constructor(log: RecordWriter, number: number, onError: (err: Error) => void, previous?: Promise<void>) {
     this.number = number;
     this.log = log;
+    this.startSize = log.size;
     this.onError = onError;
     this.blocked = previous !== undefined;
     // The previous log's close resolves also after a failure (which went to its onError).
@@ -214,10 +217,11 @@ export class WalWriter {
       clearImmediate(this.scheduled);
       this.scheduled = undefined;
     }
-    // A final sync round makes the whole log durable before the next log's syncs proceed. A log that never received a
-    // byte has nothing to make durable, not even its directory entry (recovery treats an empty log and a missing one
-    // alike), so closing an engine that only read syncs nothing.
-    if (this.log.size > 0) this.waiters.push({ resolve: () => {}, reject: () => {} });
+    // A final sync round makes the whole log durable before the next log's syncs proceed. A log that received no byte
+    // from this writer has nothing to make durable: a new one not even its directory entry (recovery treats an empty
+    // log and a missing one alike), a replayed one's bytes are as durable as the writes that put them there asked (a sync write was synced). So closing an engine that
+    // only read syncs nothing.
+    if (this.log.size > this.startSize) this.waiters.push({ resolve: () => {}, reject: () => {} });
     this.flush();
     return this.closing;
   }

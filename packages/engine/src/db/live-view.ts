@@ -1,0 +1,149 @@
+/**
+ * A reader's view of a directory that another process (the writer) may hold open and write: what read-only engines
+ * (`readOnly: true`) and followers (`openFollower`, `catchUp()`) read. It never writes, creates, renames or deletes a
+ * file and takes no lock.
+ *
+ * `refresh()` brings the view to the writer's latest state on disk, and every view it installs is a state the
+ * writer had, because of the order it reads in:
+ *
+ * 1. the manifest (version/manifest-tail.ts): the tables, and the oldest WAL still needed (`logNumber`);
+ * 2. a descriptor of every table listed (table-files.ts), so that the writer's later deletions do not take them away;
+ *    a table already gone means the manifest has moved on: start again;
+ * 3. the WALs numbered from `logNumber` up, newest first (wal-tail.ts): the writer writes nothing to a log before the
+ *    previous one is complete and synced, so if a newer log holds records, the older one read after it is whole, and
+ *    what is read is a prefix of the writes; a log gone means it was retired by an edit read in step 1's next round;
+ * 4. the manifest again: if an edit came in meanwhile (a flush may have retired a log read only in part), start again.
+ *
+ * Each WAL is followed from where the last refresh stopped, and ends at its last whole record (a record being written
+ * is read next time). Reads see sequence numbers up to the highest replayed (or, with no log record at all, the
+ * manifest's), which only grows.
+ *
+ * Ownership: the view owns its table descriptors and memtables; `close()` closes the descriptors. After a refresh the
+ * caller runs `collect()`, which lets go of the tables only older versions listed.
+ */
+import { readdirSync } from 'node:fs';
+import { EngineError, ErrorCodes, ioError } from '../base/errors.js';
+import { FileType, parseFileName } from '../base/filenames.js';
+import type { ResolvedOptions } from '../base/options.js';
+import { Memtable } from '../memtable/memtable.js';
+import { ManifestTail } from '../version/manifest-tail.js';
+import { type FileMetaData, VersionEdit } from '../version/version-edit.js';
+import { VersionSet } from '../version/version-set.js';
+import { MemtableSet } from './memtables.js';
+import { TableFiles } from './table-files.js';
+import { WalTail } from './wal-tail.js';
+
+/** Rounds of `refresh` before it gives up on a writer that changes its manifest faster than it can be read. */
+const MAX_ROUNDS = 1000;
+
+export class LiveView {
+  readonly dir: string;
+  readonly versions: VersionSet;
+  readonly memtables = new MemtableSet(new Memtable(0), 0);
+  readonly tables: TableFiles;
+  private readonly manifest: ManifestTail;
+  private readonly options: ResolvedOptions;
+  /** The WALs followed, by number. */
+  private readonly logs = new Map<number, WalTail>();
+
+  constructor(dir: string, options: ResolvedOptions) {
+    this.dir = dir;
+    this.options = options;
+    this.versions = new VersionSet(dir, options.numLevels);
+    this.manifest = new ManifestTail(dir, options.numLevels);
+    this.tables = new TableFiles(dir);
+  }
+
+  /**
+   * Brings the view to the writer's latest state on disk (see the top of the file). Throws CorruptionError (a
+   * damaged manifest edit or WAL record) or EngineError IO (also when the writer kept changing the manifest through
+   * MAX_ROUNDS rounds); the view is then as it was.
+   */
+  refresh(): void {
+    const m = this.manifest;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      if (!m.read()) continue;
+      const numbers: number[] = [];
+      for (const level of m.levels) for (const n of level.keys()) numbers.push(n);
+      if (!this.tables.hold(numbers)) continue;
+      let names: string[];
+      try {
+        names = readdirSync(this.dir);
+      } catch (err) {
+        throw ioError('listing', this.dir, err);
+      }
+      const wanted: number[] = [];
+      for (const name of names) {
+        const f = parseFileName(name);
+        if (f?.type === FileType.Log && f.number >= m.logNumber) wanted.push(f.number);
+      }
+      wanted.sort((a, b) => b - a);
+      let whole = true;
+      for (const n of wanted) {
+        let tail = this.logs.get(n);
+        if (tail === undefined) {
+          tail = new WalTail(this.dir, n, this.options.writeBufferSize);
+          this.logs.set(n, tail);
+        }
+        if (!tail.read()) {
+          whole = false;
+          break;
+        }
+      }
+      if (!whole || !m.unchanged()) continue;
+      this.install(wanted);
+      return;
+    }
+    throw new EngineError(
+      ErrorCodes.IO,
+      `${this.dir}: the writer changed its manifest during each of ${MAX_ROUNDS} attempts to read it`,
+    );
+  }
+
+  /** Makes what the last round read the current version and memtables (`logs`: the WALs it read, newest first). */
+  private install(logs: readonly number[]): void {
+    const m = this.manifest;
+    const edit = new VersionEdit();
+    const current = this.versions.current;
+    current.files.forEach((files, level) => {
+      const now = m.levels[level]!;
+      const kept = new Set<FileMetaData>();
+      for (const f of files) {
+        if (now.get(f.number) === f) kept.add(f);
+        else edit.deleteFile(level, f.number);
+      }
+      for (const f of now.values()) if (!kept.has(f)) edit.addFile(level, f);
+    });
+    edit.logNumber = m.logNumber;
+    this.versions.applyUnlogged(edit);
+    let sequence = m.lastSequence;
+    const memtables: Memtable[] = [];
+    for (const n of [...this.logs.keys()].sort((a, b) => a - b)) {
+      const tail = this.logs.get(n)!;
+      // Retired: its writes are in the tables now.
+      if (n < m.logNumber || !logs.includes(n)) {
+        this.logs.delete(n);
+        continue;
+      }
+      memtables.push(...tail.memtables);
+    }
+    let replayed = 0;
+    for (const tail of this.logs.values()) replayed = Math.max(replayed, tail.maxSequence);
+    if (replayed > 0) sequence = replayed;
+    this.versions.lastSequence = Math.max(this.versions.lastSequence, sequence);
+    this.memtables.replaceAll(memtables);
+  }
+
+  /**
+   * Closes the descriptors of tables no version of the view lists any more (after a refresh, or an iterator's
+   * close), and returns their numbers, so that the caller drops their readers too.
+   */
+  collect(): number[] {
+    return this.tables.release(this.versions.liveTableNumbers());
+  }
+
+  /** Closes every table descriptor. Idempotent. */
+  close(): void {
+    this.tables.close();
+  }
+}

@@ -13,8 +13,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 /**
  * The child resumes from the stored offset (metadata `offset`, u32 LE: records rec:0 .. rec:offset-1 exist) and
  * writes batches of 1..60 records with the new offset in the same batch, forever, printing `ack <offset>` once a
- * batch is durable; the writes of several batches are in flight at once (it awaits every fourth). The parent kills
- * it with SIGKILL after a random number of acks, so batches are mid-way into the WAL at the moment of the kill.
+ * batch is durable; eight batches are in flight at once, so that with records of 1..8 KiB one turn's writes pass
+ * the WAL's 1 MiB write threshold and take several write(2)s. The parent kills it with SIGKILL after a random number
+ * of acks while it goes on writing, so batches are mid-way into the WAL at the moment of the kill.
  */
 const CHILD = `
 import { OffHeapMap } from ${JSON.stringify(DIST)};
@@ -26,14 +27,14 @@ const pending = [];
 for (let round = 0; ; round++) {
   const n = 1 + ((round * 7919 + offset) % 60);
   const b = map.batch();
-  for (let i = offset; i < offset + n; i++) b.set('rec:' + i, { i, pad: 'p'.repeat(i % 200) });
+  for (let i = offset; i < offset + n; i++) b.set('rec:' + i, { i, pad: 'p'.repeat(1024 + ((i * 2741) % 7168)) });
   offset += n;
   const o = Buffer.alloc(4);
   o.writeUInt32LE(offset, 0);
   b.setMeta('offset', o);
   const at = offset;
   pending.push(b.write().then(() => process.stdout.write('ack ' + at + '\\n')));
-  if (pending.length === 4) await Promise.all(pending.splice(0));
+  if (pending.length === 8) await Promise.all(pending.splice(0));
 }
 `;
 const childFile = join(root, 'child.mjs');
@@ -65,7 +66,8 @@ async function checkPrefix(dir: string): Promise<number> {
     const stored = map.meta.get('offset');
     const offset = stored === undefined ? 0 : Buffer.from(stored).readUInt32LE(0);
     expect(map.size).toBe(offset);
-    for (let i = 0; i < offset; i++) expect(map.get(`rec:${i}`)).toEqual({ i, pad: 'p'.repeat(i % 200) });
+    for (let i = 0; i < offset; i++)
+      expect(map.get(`rec:${i}`)).toEqual({ i, pad: 'p'.repeat(1024 + ((i * 2741) % 7168)) });
     expect(map.has(`rec:${offset}`)).toBe(false);
     return offset;
   } finally {

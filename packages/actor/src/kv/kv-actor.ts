@@ -5,16 +5,11 @@ import {
   type KvBatchOptions,
   type KvBatchResult,
 } from '@heapless/client/protocol';
-import {
-  MAX_META_NAME_BYTES,
-  MAX_META_VALUE_BYTES,
-  type MapBatch,
-  type OffHeapMap,
-  type OffHeapMapStats,
-} from '@heapless/offheap';
+import type { MapBatch, OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
 import { Actor } from '../runtime/actor.js';
 import { detach } from '../runtime/detach.js';
 import { storageWireCode } from '../server/wire-error.js';
+import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
@@ -87,14 +82,6 @@ const DEFAULT_MAX_PAGE_BYTES = 4 * 1024 * 1024;
 /** What `stats()` answers: the map's memory accounting (off-heap bytes) and this process's JS heap. */
 export interface KvStats extends OffHeapMapStats {
   heapUsedBytes: number;
-}
-
-/** A string with a lone surrogate: it has no UTF-8 form of its own, so it could only alias another key. */
-function illFormed(what: string, s: string): HeaplessError {
-  return new HeaplessError(
-    'BAD_ARGUMENTS',
-    `${what} is not well-formed UTF-16 (a lone surrogate): ${JSON.stringify(s)}`,
-  );
 }
 
 /**
@@ -240,10 +227,10 @@ export class KvActor extends Actor {
     }
     for (const name of names) {
       const value = meta![name];
-      this.#checkMetaName(name);
+      checkMetaName(name);
       if (value === null) b.deleteMeta(name);
       else {
-        this.#checkMetaValue(value);
+        checkMetaValue(value);
         b.setMeta(name, value);
       }
     }
@@ -252,21 +239,21 @@ export class KvActor extends Actor {
 
   /** The bytes of metadata `name`, or undefined. `BAD_ARGUMENTS` / `KEY_TOO_LARGE` for a bad name. */
   getMeta(name: string): Uint8Array | undefined {
-    this.#checkMetaName(name);
+    checkMetaName(name);
     return this.#map.meta.get(name);
   }
 
   /** Stores metadata `name` = `value` (a batch of one; see `batch`). */
   setMeta(name: string, value: Uint8Array, opts?: WriteOptions): Promise<KvBatchResult> {
-    this.#checkMetaName(name);
-    this.#checkMetaValue(value);
+    checkMetaName(name);
+    checkMetaValue(value);
     const sync = this.#wantsSync(opts);
     return this.#commit(this.#map.batch().setMeta(name, value), sync);
   }
 
   /** Removes metadata `name` (no error if it has none; a batch of one). */
   deleteMeta(name: string, opts?: WriteOptions): Promise<KvBatchResult> {
-    this.#checkMetaName(name);
+    checkMetaName(name);
     const sync = this.#wantsSync(opts);
     return this.#commit(this.#map.batch().deleteMeta(name), sync);
   }
@@ -366,30 +353,6 @@ export class KvActor extends Actor {
       throw new HeaplessError(
         'BATCH_TOO_LARGE',
         `${what} of ${n} operations, the limit is ${this.#maxBatchOps}: split it into several batches`,
-      );
-    }
-  }
-
-  #checkMetaName(name: unknown): asserts name is string {
-    if (typeof name !== 'string' || name.length === 0) {
-      throw new HeaplessError('BAD_ARGUMENTS', 'a metadata name is a non-empty string');
-    }
-    if (!name.isWellFormed()) throw illFormed('a metadata name', name);
-    if (name.length * 3 > MAX_META_NAME_BYTES && Buffer.byteLength(name) > MAX_META_NAME_BYTES) {
-      throw new HeaplessError(
-        'KEY_TOO_LARGE',
-        `metadata name of ${Buffer.byteLength(name)} bytes, the limit is ${MAX_META_NAME_BYTES}`,
-      );
-    }
-  }
-
-  #checkMetaValue(value: unknown): asserts value is Uint8Array {
-    if (!(value instanceof Uint8Array))
-      throw new HeaplessError('BAD_ARGUMENTS', 'a metadata value is bytes (msgpack bin)');
-    if (value.length > MAX_META_VALUE_BYTES) {
-      throw new HeaplessError(
-        'VALUE_TOO_LARGE',
-        `metadata value of ${value.length} bytes, the limit is ${MAX_META_VALUE_BYTES}`,
       );
     }
   }

@@ -150,6 +150,7 @@ export class MapBatch<K extends MapKey = string, V = unknown> {
    * Applies the operations to `target` (the map's parts) and, for a persisted map, writes them with `structures`
    * (the msgpackr structure table, when it grew and the engine has not got it yet) first, in one engine batch.
    * Called by the map after it checked it is writable.
+   * @internal the map's, through `write`.
    */
   apply(target: BatchTarget, structures: Structures | null, sync: boolean): Promise<BatchResult> {
     const { spans, keys } = this;

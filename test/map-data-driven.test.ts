@@ -13,6 +13,10 @@
  *   keys                                         the keys in index order, one a line
  *   range [prefix=] [gte=] [gt=] [lt=] [limit=]  one page: `key hex-bytes` a line, then `more=true|false`
  *   view <key> [field=value ...]                 struct maps: writes the fields in place, then prints the record
+ *   batch                                        one map.batch() of the input lines, written: `set <key> <json>`,
+ *                                                `delete <key>`, `meta <name> <hex>`, `unmeta <name>`; prints the
+ *                                                number of operations (a refused line: the error, nothing written)
+ *   meta                                         the metadata: `name hex-bytes` a line
  *   stats                                        entries, index and arena figures
  *   dump                                         map.dump()
  *
@@ -115,6 +119,25 @@ class Session {
         for (const [name, value] of Object.entries(c.kv)) v[name] = JSON.parse(value);
         return show((v as unknown as { toObject(): unknown }).toObject());
       }
+      case 'batch': {
+        const b = m.batch();
+        for (const line of c.input.split('\n').filter((l) => l !== '')) {
+          const [op, key, ...rest] = line.split(' ');
+          if (op === 'set') b.set(this.key(key!), JSON.parse(rest.join(' ')));
+          else if (op === 'delete') b.delete(this.key(key!));
+          else if (op === 'meta') b.setMeta(key!, Buffer.from(rest[0] ?? '', 'hex'));
+          else if (op === 'unmeta') b.deleteMeta(key!);
+          else throw new Error(`${c.pos}: unknown batch operation ${op}`);
+        }
+        const n = b.length;
+        await b.write();
+        return `ops=${n} size=${m.size}`;
+      }
+      case 'meta':
+        return m.meta
+          .names()
+          .map((name) => `${name} ${Buffer.from(m.meta.get(name)!).toString('hex')}`)
+          .join('\n');
       case 'stats': {
         const s = m.stats();
         return [

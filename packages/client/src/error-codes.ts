@@ -79,6 +79,11 @@ export const ERROR_CODES = {
    * `maxResultBytes`, 1 MiB by default): nothing was sent; ask for fewer keys at a time.
    */
   RESULT_TOO_LARGE: { wire: 408, status: 400, message: 'result too large for one reply' },
+  /**
+   * A KV `batch` or `setMany` with more operations than the actor's `maxBatchOps` (10,000 by default): nothing was
+   * written; split it into several batches.
+   */
+  BATCH_TOO_LARGE: { wire: 409, status: 413, message: 'too many operations in one batch' },
   /** A fault in the server itself, not in the actor's method. */
   INTERNAL: { wire: 500, status: 500, message: 'internal server error' },
   /** The server is shutting down and takes no new calls (WebSocket close 1001). */

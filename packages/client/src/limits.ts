@@ -29,3 +29,6 @@ export const HELLO_ID = 0;
 
 /** Largest call id before the client wraps around to 1 (ids are msgpack uint32). */
 export const MAX_CALL_ID = 0xffff_ffff;
+
+/** Operations (sets, deletes and metadata names together) in one KV `batch` or `setMany`. */
+export const DEFAULT_MAX_BATCH_OPS = 10_000;

@@ -6,6 +6,7 @@ export { codeFromWire, ERROR_CODES, type ErrorCode, isErrorCode } from './error-
 export { type CallMessage, FrameDecoder, type ReplyMessage, type ServerHello } from './frame-decoder.js';
 export { FrameEncoder } from './frame-encoder.js';
 export { HeaplessError } from './heapless-error.js';
+export type { KvBatchOp, KvBatchOptions, KvBatchResult } from './kv-batch.js';
 export * from './limits.js';
 export { isMethodName, RESERVED_NAMES, type ReservedName } from './method-names.js';
 export { MSGPACK_OPTIONS } from './msgpack-options.js';

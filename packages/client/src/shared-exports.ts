@@ -17,6 +17,7 @@ export {
 export { ERROR_CODES, type ErrorCode } from './error-codes.js';
 export { HeaplessError } from './heapless-error.js';
 export { type HttpClientOptions, httpClient } from './http-client.js';
+export type { KvBatchOp, KvBatchOptions, KvBatchResult } from './kv-batch.js';
 export { pack, unpack } from './pack.js';
 export type { ExposedNames, InstanceOf, Promisified, Remote } from './remote-types.js';
 export type { ConnectOptions } from './rpc-client.js';

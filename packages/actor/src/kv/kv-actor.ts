@@ -1,8 +1,15 @@
-import { HeaplessError } from '@heapless/client/protocol';
-import type { OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
+import {
+  DEFAULT_MAX_BATCH_OPS,
+  HeaplessError,
+  type KvBatchOp,
+  type KvBatchOptions,
+  type KvBatchResult,
+} from '@heapless/client/protocol';
+import type { MapBatch, OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
 import { Actor } from '../runtime/actor.js';
 import { detach } from '../runtime/detach.js';
 import { storageWireCode } from '../server/wire-error.js';
+import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
@@ -39,6 +46,8 @@ export interface KvActorOptions {
    * reply fits one frame; default 4 MiB (a quarter of the default 16 MiB frame).
    */
   maxPageBytes?: number;
+  /** Operations (sets, deletes and metadata names together) in one `batch` or `setMany`; default 10,000. */
+  maxBatchOps?: number;
 }
 
 /** Per-write options. */
@@ -75,14 +84,6 @@ export interface KvStats extends OffHeapMapStats {
   heapUsedBytes: number;
 }
 
-/** A string with a lone surrogate: it has no UTF-8 form of its own, so it could only alias another key. */
-function illFormed(what: string, s: string): HeaplessError {
-  return new HeaplessError(
-    'BAD_ARGUMENTS',
-    `${what} is not well-formed UTF-16 (a lone surrogate): ${JSON.stringify(s)}`,
-  );
-}
-
 /**
  * The key-value actor: string keys, values stored as the bytes the client sent (msgpack the client encoded once, or
  * a struct layout) and returned as they are, so the server never decodes or re-encodes a value. It owns its map and
@@ -104,6 +105,10 @@ export class KvActor extends Actor {
     'size',
     'stats',
     'flush',
+    'batch',
+    'getMeta',
+    'setMeta',
+    'deleteMeta',
   ] as const;
   readonly #map: OffHeapMap<string, unknown>;
   readonly #persistent: boolean;
@@ -111,6 +116,7 @@ export class KvActor extends Actor {
   readonly #maxValueBytes: number;
   readonly #maxPageBytes: number;
   readonly #maxResultBytes: number;
+  readonly #maxBatchOps: number;
 
   constructor(map: OffHeapMap<string, unknown>, opts: KvActorOptions = {}) {
     super();
@@ -120,6 +126,7 @@ export class KvActor extends Actor {
     this.#maxValueBytes = opts.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
     this.#maxPageBytes = opts.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
     this.#maxResultBytes = opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    this.#maxBatchOps = opts.maxBatchOps ?? DEFAULT_MAX_BATCH_OPS;
   }
 
   /** The stored bytes of `key`'s value, or undefined. */
@@ -161,17 +168,94 @@ export class KvActor extends Actor {
     return this.#durable(sync);
   }
 
-  /** Stores every `[key, value]` pair in order; checks them all before writing any. */
-  setMany(entries: [string, Uint8Array][], opts?: WriteOptions): Promise<void> | undefined {
+  /**
+   * Stores every `[key, value]` pair in order as one atomic batch (see `batch`): after a crash, all of them or none.
+   * Checks them all before writing any; `BATCH_TOO_LARGE` beyond `maxBatchOps` pairs.
+   */
+  setMany(entries: [string, Uint8Array][], opts?: WriteOptions): Promise<KvBatchResult> {
     if (!Array.isArray(entries)) throw new HeaplessError('BAD_ARGUMENTS', 'setMany(entries: [key, value][])');
-    for (const e of entries) {
-      if (!Array.isArray(e) || e.length !== 2) throw new HeaplessError('BAD_ARGUMENTS', 'an entry is [key, value]');
+    this.#checkCount(entries.length, 'setMany');
+    const sync = this.#wantsSync(opts);
+    const b = this.#map.batch();
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i];
+      if (!Array.isArray(e) || e.length !== 2) {
+        throw new HeaplessError('BAD_ARGUMENTS', `setMany: entries[${i}] is not [key, value]`);
+      }
       this.#checkKey(e[0]);
       this.#checkValue(e[1]);
+      b.setBytes(e[0], e[1]);
     }
+    return this.#commit(b, sync);
+  }
+
+  /**
+   * Applies `ops` (sets and deletes, in order: a later one on the same key wins) and `opts.meta` (named metadata;
+   * null removes a name) as one atomic batch: after a crash the store holds all of it or none, and readers of this
+   * actor never see part of it (the actor runs one call at a time). Checks everything before writing anything.
+   * Resolves with the batch's engine `sequence` once durable (fsynced with `sync`). Errors: `BAD_ARGUMENTS` (not
+   * an array, an op of another shape, a meta name that is not a non-empty well-formed string, a meta value that is
+   * neither bytes nor null), `KEY_TOO_LARGE` (key, or a meta name over 255 bytes), `VALUE_TOO_LARGE` (value, or a
+   * meta value over 64 KiB), `BATCH_TOO_LARGE` (more than `maxBatchOps` ops and names), and the storage codes.
+   */
+  batch(ops: KvBatchOp[], opts?: KvBatchOptions): Promise<KvBatchResult> {
+    if (!Array.isArray(ops)) throw new HeaplessError('BAD_ARGUMENTS', 'batch(ops: { type, key, value? }[], options?)');
+    if (opts !== undefined && (typeof opts !== 'object' || opts === null || Array.isArray(opts))) {
+      throw new HeaplessError('BAD_ARGUMENTS', 'batch: options is an object');
+    }
+    const meta = opts?.meta;
+    if (
+      meta !== undefined &&
+      (typeof meta !== 'object' || meta === null || Array.isArray(meta) || meta instanceof Uint8Array)
+    ) {
+      throw new HeaplessError('BAD_ARGUMENTS', 'batch: options.meta is an object of name: bytes | null');
+    }
+    const names = meta === undefined ? [] : Object.keys(meta);
+    this.#checkCount(ops.length + names.length, 'batch');
     const sync = this.#wantsSync(opts);
-    for (const [k, v] of entries) this.#write(() => this.#map.setBytes(k, v));
-    return this.#durable(sync);
+    const b = this.#map.batch();
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i] as { type?: unknown; key?: unknown; value?: unknown } | null;
+      if (typeof op !== 'object' || op === null)
+        throw new HeaplessError('BAD_ARGUMENTS', `batch: ops[${i}] is not an object`);
+      this.#checkKey(op.key);
+      if (op.type === 'set') {
+        this.#checkValue(op.value);
+        b.setBytes(op.key, op.value);
+      } else if (op.type === 'delete') b.delete(op.key);
+      else throw new HeaplessError('BAD_ARGUMENTS', `batch: ops[${i}].type is 'set' or 'delete'`);
+    }
+    for (const name of names) {
+      const value = meta![name];
+      checkMetaName(name);
+      if (value === null) b.deleteMeta(name);
+      else {
+        checkMetaValue(value);
+        b.setMeta(name, value);
+      }
+    }
+    return this.#commit(b, sync);
+  }
+
+  /** The bytes of metadata `name`, or undefined. `BAD_ARGUMENTS` / `KEY_TOO_LARGE` for a bad name. */
+  getMeta(name: string): Uint8Array | undefined {
+    checkMetaName(name);
+    return this.#map.meta.get(name);
+  }
+
+  /** Stores metadata `name` = `value` (a batch of one; see `batch`). */
+  setMeta(name: string, value: Uint8Array, opts?: WriteOptions): Promise<KvBatchResult> {
+    checkMetaName(name);
+    checkMetaValue(value);
+    const sync = this.#wantsSync(opts);
+    return this.#commit(this.#map.batch().setMeta(name, value), sync);
+  }
+
+  /** Removes metadata `name` (no error if it has none; a batch of one). */
+  deleteMeta(name: string, opts?: WriteOptions): Promise<KvBatchResult> {
+    checkMetaName(name);
+    const sync = this.#wantsSync(opts);
+    return this.#commit(this.#map.batch().deleteMeta(name), sync);
   }
 
   /** Removes `key`; true if it was there. With `sync`, resolves once the removal is fsynced. */
@@ -253,6 +337,24 @@ export class KvActor extends Actor {
   #durable(sync: boolean): Promise<void> | undefined {
     if (!this.#persistent) return undefined;
     return detach(sync ? this.#map.flush() : this.#map.durable());
+  }
+
+  /**
+   * Writes a filled batch (applied before this returns, so the next call sees it) and answers once it is durable,
+   * detached from the mailbox like every write (a storage error rejects with its storage code on the wire).
+   */
+  #commit(b: MapBatch<string, unknown>, sync: boolean): Promise<KvBatchResult> {
+    return detach(b.write({ sync }).then((r) => (r.sequence === undefined ? {} : { sequence: r.sequence })));
+  }
+
+  /** Throws `BATCH_TOO_LARGE` for more than `maxBatchOps` operations. */
+  #checkCount(n: number, what: string): void {
+    if (n > this.#maxBatchOps) {
+      throw new HeaplessError(
+        'BATCH_TOO_LARGE',
+        `${what} of ${n} operations, the limit is ${this.#maxBatchOps}: split it into several batches`,
+      );
+    }
   }
 
   /** Runs a write of the map; its storage errors become the `HeaplessError`s a caller in this process sees too. */

@@ -1,5 +1,6 @@
 import { HeaplessError } from '@heapless/client/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Packr } from 'msgpackr';
 import type { ActorHandle } from '../runtime/actor-handle.js';
 import { type HttpReplier, MSGPACK, unpackBody, wantsMsgpack } from '../server/http-reply.js';
 import type { ScanPage } from './kv-actor.js';
@@ -59,6 +60,11 @@ function decodeQueryPart(s: string): string {
  * - `POST /v1/kv/_getMany` with a keys array: the values in order (null where missing).
  * - `GET /v1/kv?prefix=&gte=&lt=&limit=&cursor=`: one page of `{ entries: [[key, value]], cursor }`; the query is
  *   decoded strictly (see `strictQuery`).
+ * - `POST /v1/kv/_batch[?sync=1]` with `{ ops: [{ type: 'set', key, value } | { type: 'delete', key }], meta: { name:
+ *   value | null } }`: one atomic batch (the actor's `batch`); `{ sequence }` once durable. In a JSON body every
+ *   value is encoded to msgpack once; in a msgpack body values are bytes (bin), stored as they are.
+ * - `GET`, `PUT[?sync=1]`, `DELETE[?sync=1] /v1/kv/_meta/:name`: named metadata, with the bodies and answers of the
+ *   key routes (`GET` is 404 `NOT_FOUND` for a name without a value; `PUT` and `DELETE` answer `{ sequence }`).
  */
 export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier): void {
   const packr = replier.packr;
@@ -93,6 +99,21 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
     return s === '1' || s === 'true';
   };
   const keyOf = (req: FastifyRequest) => (req.params as { key: string }).key;
+  const nameOf = (req: FastifyRequest) => (req.params as { name: string }).name;
+  /** A PUT's body as the bytes to store: msgpack or octets as they came, JSON encoded to msgpack once. */
+  const storedBytes = (req: FastifyRequest): Uint8Array => {
+    const b = req.body;
+    if (Buffer.isBuffer(b)) return b;
+    if (isJsonBody(b)) return packr.pack(b.json);
+    throw new HeaplessError('BAD_REQUEST', 'a JSON, msgpack or octet-stream body is needed');
+  };
+  /** Answers a GET of stored bytes in the type `accept` asks for. */
+  const sendStored = (req: FastifyRequest, reply: FastifyReply, bytes: Uint8Array) => {
+    const accept = req.headers.accept ?? '';
+    if (accept.includes(OCTETS)) return reply.type(OCTETS).send(asBuffer(bytes));
+    if (accept.includes(MSGPACK)) return reply.type(MSGPACK).send(asBuffer(bytes));
+    return sendJson(reply, decoded(bytes));
+  };
   const sendJson = (reply: FastifyReply, value: unknown) =>
     reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
 
@@ -100,20 +121,41 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
     const key = keyOf(req);
     const bytes = (await handle.call('get', [key])) as Uint8Array | undefined;
     if (bytes === undefined) return replier.error(req, reply, 'NOT_FOUND', `no value under ${key}`);
-    const accept = req.headers.accept ?? '';
-    if (accept.includes(OCTETS)) return reply.type(OCTETS).send(asBuffer(bytes));
-    if (accept.includes(MSGPACK)) return reply.type(MSGPACK).send(asBuffer(bytes));
-    return sendJson(reply, decoded(bytes));
+    return sendStored(req, reply, bytes);
   });
 
   scope.put('/v1/kv/:key', async (req, reply) => {
-    const b = req.body;
-    let bytes: Uint8Array;
-    if (Buffer.isBuffer(b)) bytes = b;
-    else if (isJsonBody(b)) bytes = packr.pack(b.json);
-    else throw new HeaplessError('BAD_REQUEST', 'a JSON, msgpack or octet-stream body is needed');
-    await handle.call('set', [keyOf(req), bytes, { sync: syncOf(req) }]);
+    await handle.call('set', [keyOf(req), storedBytes(req), { sync: syncOf(req) }]);
     return reply.code(204).send();
+  });
+
+  scope.post('/v1/kv/_batch', async (req, reply) => {
+    const body = bodyValue(req) as { ops?: unknown; meta?: unknown } | null;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new HeaplessError('BAD_ARGUMENTS', 'a batch body is { ops: [...], meta?: { name: value | null } }');
+    }
+    const json = isJsonBody(req.body);
+    const ops = json ? packValues(packr, body.ops) : body.ops;
+    const meta = json ? packMeta(packr, body.meta) : body.meta;
+    const result = await handle.call('batch', [ops, { meta, sync: syncOf(req) }]);
+    return replier.value(req, reply, 200, result);
+  });
+
+  scope.get('/v1/kv/_meta/:name', async (req, reply) => {
+    const name = nameOf(req);
+    const bytes = (await handle.call('getMeta', [name])) as Uint8Array | undefined;
+    if (bytes === undefined) return replier.error(req, reply, 'NOT_FOUND', `no metadata named ${name}`);
+    return sendStored(req, reply, bytes);
+  });
+
+  scope.put('/v1/kv/_meta/:name', async (req, reply) => {
+    const result = await handle.call('setMeta', [nameOf(req), storedBytes(req), { sync: syncOf(req) }]);
+    return replier.value(req, reply, 200, result);
+  });
+
+  scope.delete('/v1/kv/_meta/:name', async (req, reply) => {
+    const result = await handle.call('deleteMeta', [nameOf(req), { sync: syncOf(req) }]);
+    return replier.value(req, reply, 200, result);
   });
 
   scope.delete('/v1/kv/:key', async (req, reply) => {
@@ -136,4 +178,20 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
     if (wantsMsgpack(req)) return replier.value(req, reply, 200, page);
     return sendJson(reply, { entries: page.entries.map(([k, v]) => [k, decoded(v)]), cursor: page.cursor ?? null });
   });
+}
+
+/** A JSON batch's ops with each `value` encoded to msgpack once; anything not of the shape is left for the actor. */
+function packValues(packr: Packr, ops: unknown): unknown {
+  if (!Array.isArray(ops)) return ops;
+  return ops.map((op: unknown) =>
+    typeof op === 'object' && op !== null && 'value' in op ? { ...op, value: packr.pack(op.value) } : op,
+  );
+}
+
+/** A JSON batch's metadata with each value but null encoded to msgpack once. */
+function packMeta(packr: Packr, meta: unknown): unknown {
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return meta;
+  const out: Record<string, Uint8Array | null> = Object.create(null);
+  for (const [name, v] of Object.entries(meta)) out[name] = v === null ? null : packr.pack(v);
+  return out;
 }

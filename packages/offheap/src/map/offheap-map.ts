@@ -2,15 +2,17 @@ import type { EngineStats } from '@heapless/engine';
 import type { FieldSpec } from '@heapless/struct';
 import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
-import type { MapPersistence } from '../persist/persistence.js';
+import { type MapPersistence, NS_USER_META } from '../persist/persistence.js';
 import type { WorkerFunction } from '../shared/parallel-task.js';
 import { RecordCursor, type ScanCursor } from '../shared/record-cursor.js';
 import type { SharedMapHandle } from '../shared/shared-handle.js';
 import type { StructView, StructViewBase, ViewHost } from '../struct-view.js';
 import { viewNotPositioned } from '../struct-view.js';
 import { copyOf } from './copy-of.js';
+import { type BatchResult, type BatchWriteOptions, MapBatch } from './map-batch.js';
 import type { MapCodec } from './map-codec.js';
 import type { MapIndex } from './map-index.js';
+import { MapMetadata, MemoryMetadata } from './map-meta.js';
 import { type MapOrigin, type MapParts, memoryParts, openParts, writeMapImage } from './map-open.js';
 import type { MapKey, OffHeapMapOpenOptions, OffHeapMapOptions, OffHeapMapStats } from './map-options.js';
 import type { MapParallel } from './map-parallel.js';
@@ -43,6 +45,12 @@ import type { Seqlock } from './seqlock.js';
 export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldSpec = FieldSpec> implements ViewHost {
   /** Blocks reclaimed so far (ViewHost): the store's count, copied after every write that can free a block. */
   reclaims = 0;
+  /**
+   * The map's named metadata (small byte values such as a schema id or a stream position, kept beside the records
+   * and out of their key space): `meta.get(name)`, `meta.names()`, `meta.set(name, bytes)`; several names, or names
+   * and records together, atomically through `batch()`. See map/map-meta.ts.
+   */
+  readonly meta: MapMetadata<BatchResult>;
   private readonly keysAreStrings: boolean;
   private readonly codec: MapCodec<F>;
   private readonly arena: Arena;
@@ -53,6 +61,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private readonly parallel: MapParallel;
   private readonly persistence: MapPersistence | null;
   private readonly origin: MapOrigin;
+  private readonly memoryMeta: MemoryMetadata;
   private closed = false;
   /** msgpackr structures grew and the engine has not been given them yet (it gets them with the next value). */
   private unsavedStructures = false;
@@ -72,6 +81,16 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     this.parallel = parts.parallel;
     this.persistence = parts.persistence;
     this.origin = parts.origin;
+    this.memoryMeta = new MemoryMetadata();
+    this.meta = new MapMetadata(
+      parts.persistence,
+      this.memoryMeta,
+      () => this.batch(),
+      () => {
+        if (this.closed) throw closedError('map');
+      },
+      NS_USER_META,
+    );
   }
 
   /**
@@ -182,6 +201,15 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   /**
+   * A new, empty batch of sets, deletes and metadata for this map (map/map-batch.ts): its `write()` applies them to
+   * memory and, for a persisted map, to the engine as one atomic engine write — after a crash, all of the batch or
+   * none of it — and resolves with the batch's engine `sequence` once durable.
+   */
+  batch(): MapBatch<K, V> {
+    return new MapBatch<K, V>(this.codec, this.keysAreStrings, this.commitBatch);
+  }
+
+  /**
    * One page of the entries whose keys start with `prefix` and lie at or after `gte` (or after `gt`) and before
    * `lt`, in key order — the byte order of the keys (of their UTF-8 for string keys: Unicode code point order) —
    * each with a copy of its value's stored bytes; at most `limit` (default 100) entries, fewer once they take
@@ -202,7 +230,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     return rangePage(options, this.keysAreStrings, this.persistence, this.index.tables(), this.arena);
   }
 
-  /** Removes every entry (one persisted delete per key). */
+  /** Removes every entry (one persisted delete per key); the metadata (`meta`) stays. */
   clear(): void {
     this.checkWritable();
     for (const k of Array.from(this.keys())) this.delete(k);
@@ -403,6 +431,28 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   // ---- internals --------------------------------------------------------------------------------------------
+
+  /** Applies a batch's operations (after the checks of a write), with the structure table if the engine lacks it. */
+  private readonly commitBatch = (
+    batch: MapBatch<K, V>,
+    options: BatchWriteOptions | undefined,
+  ): Promise<BatchResult> => {
+    this.checkWritable();
+    if (this.codec.takeGrown()) {
+      // The batch's values were encoded as it was filled: readers learn their structures before any can be seen.
+      this.sharing.publish();
+      this.unsavedStructures = true;
+    }
+    let structures = null;
+    if (this.persistence !== null && this.unsavedStructures) {
+      structures = this.codec.structures();
+      this.unsavedStructures = false;
+    }
+    const target = { index: this.index, store: this.store, persistence: this.persistence, memoryMeta: this.memoryMeta };
+    const result = batch.apply(target, structures, options?.sync === true);
+    this.reclaims = this.store.reclaims;
+    return result;
+  };
 
   /** Writes the record at `loc` to the engine, with the structure table if it grew since the engine last got it. */
   private persist(loc: number): void {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ENTRY_HEADER_SIZE, type Engine, type EngineStats, type WriteOperation } from '@heapless/engine';
+import { ENTRY_HEADER_SIZE, type Engine, type EngineStats, WriteBatch, type WriteOperation } from '@heapless/engine';
 import { pack, unpack } from 'msgpackr';
 import type { Structures } from '../codec/msgpack-codec.js';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
@@ -15,6 +15,8 @@ import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
  *   0x00 "image"       16 random bytes written at each clean close, also in the header of the map image written
  *                      then (image.ts): an image is the engine's current state only if both ids match
  *   0x01 <key bytes>   the value bytes exactly as they are in the arena (msgpack or struct layout)
+ *   0x02 <name utf-8>  a named metadata value (`map.meta`), as the user gave it; after every key, so the data
+ *                      range [0x01, 0x02) that loads, ranges and counts read never meets one
  *
  * A value that introduced a new structure is written in the same atomic engine batch as the new structure table,
  * so no crash can leave a value whose structure was not persisted.
@@ -22,6 +24,8 @@ import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
 export const FORMAT_VERSION = 1;
 export const NS_META = 0x00;
 export const NS_DATA = 0x01;
+/** Named metadata of the map's user (map/map-meta.ts). */
+export const NS_USER_META = 0x02;
 export const META_KEY = metaKey('meta');
 export const STRUCTURES_KEY = metaKey('structures');
 const SYNC_KEY = metaKey('sync');
@@ -112,6 +116,20 @@ export interface MapPersistence {
   tag(entries: number): Promise<ImageTag | null>;
   /** Closes the engine (after `tag`, and after the image was written). */
   close(): Promise<void>;
+  /**
+   * An empty engine batch (one reused scratch: fill it and pass it to `writeBatch` before asking again), holding
+   * first the msgpackr structure table when `structures` is given.
+   */
+  newBatch(structures: Structures | null): WriteBatch;
+  /**
+   * Writes `batch` as one atomic engine write (durable at the map's level, or fsynced with `sync`); resolves with
+   * the sequence of its last entry once durable, rejects with PERSIST_FAILED if it failed.
+   */
+  writeBatch(batch: WriteBatch, sync: boolean): Promise<{ sequence: number }>;
+  /** The value of the engine key `key` (a metadata key, NS_USER_META first), or undefined. */
+  metaValue(key: Uint8Array): Uint8Array | undefined;
+  /** The names (UTF-8, without the namespace byte) of every key of namespace `prefix`, in byte order. */
+  metaNames(prefix: number): Uint8Array[];
 }
 
 /** Reads the map's metadata and structures; writes the metadata if the directory is new. Throws INCOMPATIBLE. */
@@ -198,6 +216,8 @@ export class EnginePersistence implements MapPersistence {
   };
   private keyScratch: Buffer = Buffer.allocUnsafeSlow(1024);
   private rangeScratch: Buffer = Buffer.allocUnsafeSlow(RANGE_SCRATCH_BYTES);
+  /** The engine batch every map batch is written through (the engine copies it before `write` returns). */
+  private readonly batchScratch = new WriteBatch(undefined, 4096);
   private readonly onError = (err: unknown): void => {
     if (this.failure === undefined) this.failure = err;
     this.onSettled();
@@ -292,11 +312,44 @@ export class EnginePersistence implements MapPersistence {
    * so these are the map's entries while no engine write failed. Throws the engine's CorruptionError, or CLOSED.
    */
   entriesInRange(lower: Uint8Array, upper: Uint8Array | null, limit: number, visit: EntryVisitor): void {
-    const it = this.engine.iterator({
-      gte: this.engineKeyOf(lower),
-      lt: upper === null ? DATA_END : this.engineKeyOf(upper),
-      limit,
+    this.visitRange(this.engineKeyOf(lower), upper === null ? DATA_END : this.engineKeyOf(upper), limit, visit);
+  }
+
+  newBatch(structures: Structures | null): WriteBatch {
+    const b = this.batchScratch.clear();
+    if (structures !== null) b.put(STRUCTURES_KEY, pack(structures));
+    return b;
+  }
+
+  writeBatch(batch: WriteBatch, sync: boolean): Promise<{ sequence: number }> {
+    const p = this.engine.write(batch, { sync: sync || this.sync });
+    // The engine applied the batch (or refused it) before returning: its last sequence is the batch's last entry.
+    const sequence = this.engine.stats().lastSequence;
+    this.track(p);
+    return p.then(
+      () => ({ sequence }),
+      (cause: unknown) => {
+        throw new OffHeapError(OffHeapErrorCodes.PERSIST_FAILED, `engine write failed: ${String(cause)}`, { cause });
+      },
+    );
+  }
+
+  metaValue(key: Uint8Array): Uint8Array | undefined {
+    return this.engine.getSync(key);
+  }
+
+  metaNames(prefix: number): Uint8Array[] {
+    const names: Uint8Array[] = [];
+    this.visitRange(Uint8Array.of(prefix), Uint8Array.of(prefix + 1), 0, (b, keyOff, keyLen) => {
+      names.push(b.slice(keyOff, keyOff + keyLen));
+      return true;
     });
+    return names;
+  }
+
+  /** `visit` with each engine entry in [`gte`, `lt`) (at most `limit`; 0: all), its key after the namespace byte. */
+  private visitRange(gte: Uint8Array, lt: Uint8Array, limit: number, visit: EntryVisitor): void {
+    const it = this.engine.iterator(limit > 0 ? { gte, lt, limit } : { gte, lt });
     try {
       let buf = this.rangeScratch;
       for (;;) {

@@ -32,6 +32,7 @@ describe('ENGINE_ERRORS', () => {
         'HEAPLESS_ERR_NOT_FOUND',
         'HEAPLESS_ERR_IO',
         'HEAPLESS_ERR_UNSUPPORTED',
+        'HEAPLESS_ERR_EXISTS',
       ].sort(),
     );
     expect(ErrorCodes).toEqual({
@@ -42,6 +43,7 @@ describe('ENGINE_ERRORS', () => {
       NOT_FOUND: 'HEAPLESS_ERR_NOT_FOUND',
       IO: 'HEAPLESS_ERR_IO',
       UNSUPPORTED: 'HEAPLESS_ERR_UNSUPPORTED',
+      EXISTS: 'HEAPLESS_ERR_EXISTS',
     });
     expect(Object.isFrozen(ErrorCodes)).toBe(true);
   });

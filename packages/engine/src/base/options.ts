@@ -21,7 +21,7 @@ export const ZSTD_DEFAULT_LEVEL = 3;
 export interface EngineOptions {
   /** Create the directory and an empty database when none exists. Default true. */
   createIfMissing?: boolean;
-  /** Fail with HEAPLESS_ERR_NOT_FOUND when a database already exists in the directory. Default false. */
+  /** Fail with HEAPLESS_ERR_EXISTS when a database already exists in the directory. Default false. */
   errorIfExists?: boolean;
   /** Bytes a memtable holds before it is frozen and flushed to a level-0 table. Default 4 MiB. */
   writeBufferSize?: number;

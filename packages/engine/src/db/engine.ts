@@ -138,7 +138,7 @@ export class Engine {
    * `close()`.
    *
    * Throws (rejects with) EngineError: LOCKED if another open holds `dir`; NOT_FOUND when there is no database and
-   * `createIfMissing` is false, or there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options;
+   * `createIfMissing` is false; EXISTS when there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options;
    * UNSUPPORTED for a `compression` this runtime cannot write (zstd before Node 22.15, a codec binding that does not
    * load); IO; CorruptionError when the manifest, a WAL record in the middle of a log, or a table read during recovery is bad,
    * or when the manifest does not match the files in `dir`; a failed open leaves every file in `dir` as it was.

@@ -4,3 +4,15 @@ export { Engine, type EngineStats, type ReadOptions, type WriteOperation, type W
 export { ENTRY_HEADER_SIZE, EngineIterator, type Entry, type IteratorOptions } from './db/engine-iterator.js';
 export type { Snapshot } from './db/snapshot.js';
 export { type Bytes, MAX_KEY_SIZE, MAX_VALUE_SIZE, WriteBatch } from './db/write-batch.js';
+export type { ApproximateSizeOptions } from './db/approximate-size.js';
+export type { TableInfo } from './db/properties.js';
+export type { TableProperties } from './table/table-properties.js';
+export { destroyDatabase } from './db/destroy.js';
+export { LOST_FOLDER, type RepairOptions, type RepairReport, repairDatabase } from './db/repair.js';
+export {
+  type VerifiedFile,
+  type VerifyOptions,
+  type VerifyProblem,
+  type VerifyReport,
+  verifyDatabase,
+} from './db/verify.js';

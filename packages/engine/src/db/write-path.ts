@@ -59,6 +59,8 @@ export class WritePath {
   private readonly resolved = Promise.resolve();
   private readonly onWalError = (err: Error): void => this.gate.fail(err);
   private writesSinceYield = 0;
+  /** Bytes of the batches written (keys, values and their framing), the base of write amplification. */
+  bytesWritten = 0;
   private poolWarm = false;
   private closed = false;
 
@@ -138,6 +140,7 @@ export class WritePath {
     }
     const seq = this.versions.lastSequence + 1;
     batch.seal(seq);
+    this.bytesWritten += batch.length;
     const wal = this.wal;
     if (wal) wal.append(batch.rep, 0, batch.length);
     replayBatch(batch.rep, batch.length, seq, this.inserter, this.cursor, 'write batch', 0);

@@ -1,7 +1,7 @@
 import { closedError, invalidArgument } from '../base/errors.js';
 import { tableFileName } from '../base/filenames.js';
 import type { BlockCache } from './block-cache.js';
-import { TableReader } from './table-reader.js';
+import { type FilterCounters, TableReader } from './table-reader.js';
 
 /** Options of {@link TableCache}. */
 export interface TableCacheOptions {
@@ -28,6 +28,8 @@ export class TableCache {
   private readonly verifyChecksums: boolean;
   /** Open readers, least recently used first (a Map keeps insertion order; a hit on a full cache re-inserts). */
   private readonly readers = new Map<number, TableReader>();
+  /** Bloom filter outcomes of every reader this cache opened, for `engine.stats()`. */
+  readonly filterCounters: FilterCounters = { checked: 0, useful: 0 };
   private closed = false;
 
   constructor(dir: string, options: TableCacheOptions = {}) {
@@ -62,6 +64,7 @@ export class TableCache {
       fileNumber,
       cache: this.blockCache,
       verifyChecksums: this.verifyChecksums,
+      filterCounters: this.filterCounters,
     });
     readers.set(fileNumber, reader);
     if (readers.size > this.maxOpenFiles) {

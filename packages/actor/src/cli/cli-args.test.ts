@@ -152,7 +152,11 @@ describe('parseCli --config', () => {
     ['unknown engine key', { engine: { walOff: true } }, 'engine.walOff: unknown engine option (known: wal,'],
     ['wrong type', { port: '80' }, '"port" must be an integer'],
     ['wrong engine type', { engine: { blockCacheSize: '1' } }, 'engine.blockCacheSize must be an integer'],
-    ['bad schedule', { engine: { periodicCompaction: { every: 1 } } }, 'must be { "everySeconds": N } or { "at": "HH:MM" }'],
+    [
+      'bad schedule',
+      { engine: { periodicCompaction: { every: 1 } } },
+      'must be { "everySeconds": N } or { "at": "HH:MM" }',
+    ],
     ['not an object', [1, 2], 'the file must hold a JSON object'],
     ['not JSON', '{port: 1}', 'JSON'],
   ];
@@ -160,7 +164,9 @@ describe('parseCli --config', () => {
     it(`refuses a file with a ${what}, naming it`, () => {
       const path = file(`${what.replaceAll(' ', '-')}.json`, content);
       expect(() => parseCli(['serve', '--config', path])).toThrow(message);
-      expect(() => parseCli(['serve', '--config', path])).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_USAGE' }));
+      expect(() => parseCli(['serve', '--config', path])).toThrow(
+        expect.objectContaining({ code: 'HEAPLESS_ERR_USAGE' }),
+      );
     });
   }
 

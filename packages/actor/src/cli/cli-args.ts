@@ -1,6 +1,12 @@
 import { parseArgs } from 'node:util';
 import { ActorError } from '../errors.js';
-import { ENGINE_FLAG_OPTIONS, ENGINE_FLAGS_USAGE, type EngineTuning, configFlags, engineTuning } from './serve-config.js';
+import {
+  configFlags,
+  ENGINE_FLAG_OPTIONS,
+  ENGINE_FLAGS_USAGE,
+  type EngineTuning,
+  engineTuning,
+} from './serve-config.js';
 
 /** `heapless serve` as parsed. */
 export interface ServeArgs {

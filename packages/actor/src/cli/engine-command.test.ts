@@ -48,7 +48,10 @@ describe('heapless engine', () => {
     expect(some.status).toBe(0);
     expect(some.stdout).toBe(`${key(10)} => value 10\n${key(11)} => value 11\n${key(12)} => value 12\n`);
     const all = heapless('engine', 'dump', dir, '--json');
-    const lines = all.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
+    const lines = all.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, string>);
     expect(lines).toHaveLength(601);
     expect(lines[0]).toEqual({ key: key(0), value: 'value 0' });
     expect(lines[600]).toEqual({ keyHex: 'ff00', valueHex: '0102' });
@@ -117,6 +120,8 @@ describe('heapless serve --config', () => {
     writeFileSync(config, JSON.stringify({ engine: { blockCache: 0 } }));
     const r = heapless('serve', '--config', config, '--memory', '--port', '0');
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/engine\.blockCache: unknown engine option \(known: wal, periodicCompaction, blockCacheSize/);
+    expect(r.stderr).toMatch(
+      /engine\.blockCache: unknown engine option \(known: wal, periodicCompaction, blockCacheSize/,
+    );
   });
 });

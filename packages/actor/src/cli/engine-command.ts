@@ -100,6 +100,7 @@ async function verify(args: EngineArgs, io: CommandIo, progress: (line: string) 
     for (const p of report.problems) io.out(`damaged: ${p.file} at offset ${p.offset}: ${p.message}\n`);
     io.out(report.ok ? 'every checksum holds\n' : `${report.problems.length} problems found\n`);
   }
-  if (!report.ok) io.err(`heapless: HEAPLESS_ERR_CORRUPTION: ${report.problems.length} damaged places in ${args.dir}\n`);
+  if (!report.ok)
+    io.err(`heapless: HEAPLESS_ERR_CORRUPTION: ${report.problems.length} damaged places in ${args.dir}\n`);
   return report.ok ? 0 : 1;
 }

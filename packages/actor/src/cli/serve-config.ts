@@ -119,7 +119,9 @@ export function configFlags(path: string): string[] {
     }
     const spec = SERVE_KEYS[key];
     if (spec === undefined) {
-      throw usage(`--config ${path}: unknown key "${key}" (known: ${[...Object.keys(SERVE_KEYS), 'engine'].join(', ')})`);
+      throw usage(
+        `--config ${path}: unknown key "${key}" (known: ${[...Object.keys(SERVE_KEYS), 'engine'].join(', ')})`,
+      );
     }
     const bad = () => usage(`--config ${path}: "${key}" must be ${KIND_NAMES[spec.kind]}`);
     if (spec.kind === 'boolean') {

@@ -17,7 +17,7 @@ describe('string keys', () => {
     const db = await Engine.open(dir);
     try {
       await db.put('\ufffd', 'replacement');
-      for (const bad of ['\ud800', 'a\udc00b', 'x'.repeat(70) + '\ud83d']) {
+      for (const bad of ['\ud800', 'a\udc00b', `${'x'.repeat(70)}\ud83d`]) {
         await expect(db.put(bad, 'v')).rejects.toMatchObject(invalid);
         await expect(db.delete(bad)).rejects.toMatchObject(invalid);
         await expect(db.write([{ type: 'put', key: bad, value: 'v' }])).rejects.toMatchObject(invalid);
@@ -38,5 +38,4 @@ describe('string keys', () => {
       await db.close();
     }
   });
-
 });

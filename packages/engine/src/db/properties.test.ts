@@ -56,7 +56,9 @@ describe('engine properties and sizes', () => {
       expect(db.property('heapless.no-such-thing')).toBeUndefined();
       expect(db.property('heapless.levelstats')).toMatch(/^\s+0\s+1\s+0\.\d\d$/m);
       expect(db.property('heapless.sstables')).toBe(`L0: ${table!.number}[${key(0)}..${key(N - 1)}]\n`);
-      expect(db.property('heapless.table-properties')).toMatch(new RegExp(`^L0 ${table!.number}\\.sst .*entries=${N} `));
+      expect(db.property('heapless.table-properties')).toMatch(
+        new RegExp(`^L0 ${table!.number}\\.sst .*entries=${N} `),
+      );
       expect(db.property('heapless.stats')).toMatch(/^levels\.0\.files: 1$/m);
       expect(db.property('heapless.stats')).toMatch(/^bloomFilter\.checked: 0$/m);
 

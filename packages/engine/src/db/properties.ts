@@ -9,8 +9,8 @@
  * deepest non-empty level, which holds (nearly) one version of each key once compaction has caught up.
  */
 import { TRAILER_SIZE } from '../base/internal-key.js';
-import type { TableProperties } from '../table/table-properties.js';
 import type { TableCache } from '../table/table-cache.js';
+import type { TableProperties } from '../table/table-properties.js';
 import type { Version } from '../version/version.js';
 import type { EngineStats } from './engine.js';
 

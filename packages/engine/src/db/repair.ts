@@ -128,7 +128,13 @@ class Repairer {
     const flush = () => {
       if (mem.count === 0) return;
       const number = this.nextNumber++;
-      const result = flushMemtable({ kind: 'flush', dir: this.dir, number, memtable: mem.share(), builder: this.builder });
+      const result = flushMemtable({
+        kind: 'flush',
+        dir: this.dir,
+        number,
+        memtable: mem.share(),
+        builder: this.builder,
+      });
       if (result.outputs.length > 0) out.push(number);
     };
     const handler: BatchHandler = {

@@ -86,8 +86,10 @@ export async function verifyDatabase(dir: string, options: VerifyOptions = {}): 
   for (const name of engineFiles) {
     const f = parseFileName(name)!;
     const path = join(dir, name);
-    if (f.type === FileType.Table) files.push({ file: path, kind: 'table', checked: verifyTable(path, f.number, problems) });
-    else if (f.type === FileType.Log) files.push({ file: path, kind: 'log', checked: verifyLog(path, 'log', problems) });
+    if (f.type === FileType.Table)
+      files.push({ file: path, kind: 'table', checked: verifyTable(path, f.number, problems) });
+    else if (f.type === FileType.Log)
+      files.push({ file: path, kind: 'log', checked: verifyLog(path, 'log', problems) });
     else if (f.type === FileType.Manifest) {
       files.push({ file: path, kind: 'manifest', checked: verifyLog(path, 'manifest', problems) });
     } else files.push({ file: path, kind: 'current', checked: verifyCurrent(dir, names, problems) });

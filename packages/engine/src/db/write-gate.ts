@@ -61,8 +61,11 @@ export class WriteGate {
   }
 
   private stalled(): boolean {
+    const memtables = this.memtables;
     return (
-      this.memtables.frozenCount >= MAX_FROZEN_MEMTABLES ||
+      memtables.frozenCount >= MAX_FROZEN_MEMTABLES ||
+      // A full live memtable waits for the frozen one's flush (write-path.ts): LevelDB's MakeRoomForWrite.
+      (memtables.frozenCount > 0 && memtables.live.memoryUsage >= this.options.writeBufferSize) ||
       this.versions.current.files[0]!.length >= this.options.level0StopTrigger
     );
   }

@@ -152,7 +152,11 @@ export class WritePath {
       this.poolWarm = true;
       this.jobs.warmUp();
     }
-    if (usage >= this.options.writeBufferSize) {
+    // As LevelDB, one memtable is flushed at a time: a full live memtable is frozen only once the frozen one is in a
+    // table. Until then its writes go on into it (it has room past the write buffer size: that counts its skiplist
+    // nodes too) and their promises wait at the gate, so that at most two memtables' WALs are unflushed; a writer that
+    // does not wait fills it, and it is frozen when it has no room left (at the top of this method).
+    if (usage >= this.options.writeBufferSize && memtables.frozenCount === 0) {
       try {
         this.rotate(0, 0);
       } catch (err) {

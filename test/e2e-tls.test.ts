@@ -109,6 +109,8 @@ describe('TLS', () => {
     expect(await kv.size()).toBe(0);
     await kv.close();
     const refused = startServe(['--memory', '--host', '0.0.0.0'], { HEAPLESS_TOKEN: TOKEN });
-    await expect(refused).rejects.toThrow(/exited with 1: heapless: refusing to listen on 0\.0\.0\.0 without TLS/);
+    await expect(refused).rejects.toThrow(
+      /exited with 1: heapless: HEAPLESS_ERR_INSECURE_BIND: refusing to listen on 0\.0\.0\.0 without TLS/,
+    );
   });
 });

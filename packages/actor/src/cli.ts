@@ -1,13 +1,32 @@
 #!/usr/bin/env node
-// The `heapless` command. Usage: heapless serve [--data DIR] [--memory] [--host] [--port] [--token] [--sync]
+// The `heapless` command. Usage: heapless serve [options] | heapless engine stats|dump|verify|compact|repair|checkpoint DIR
 import { readFileSync } from 'node:fs';
 import { parseCli, USAGE } from './cli/cli-args.js';
+import { ENGINE_USAGE, parseEngineArgs } from './cli/engine-args.js';
+import { runEngineCommand } from './cli/engine-command.js';
 import { serve } from './cli/serve.js';
 import { onShutdownSignals } from './cli/shutdown.js';
 import { ActorError } from './errors.js';
 
+/** The usage text the failing command line belongs to. */
+let usage = USAGE;
+
 async function main(): Promise<void> {
-  const args = parseCli(process.argv.slice(2), process.env);
+  const argv = process.argv.slice(2);
+  if (argv[0] === 'engine') {
+    usage = ENGINE_USAGE;
+    if (argv.includes('--help') || argv.includes('-h') || argv.length === 1) {
+      process.stdout.write(ENGINE_USAGE);
+      return;
+    }
+    const engineArgs = parseEngineArgs(argv.slice(1), process.stderr.isTTY === true);
+    process.exitCode = await runEngineCommand(engineArgs, {
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
+    return;
+  }
+  const args = parseCli(argv, process.env);
   if (args.command === 'help') {
     process.stdout.write(USAGE);
     return;
@@ -30,10 +49,13 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   if (e instanceof ActorError && e.code === 'HEAPLESS_ERR_USAGE') {
-    process.stderr.write(`heapless: ${e.message}\n\n${USAGE}`);
+    process.stderr.write(`heapless: ${e.message}\n\n${usage}`);
     process.exitCode = 2;
     return;
   }
-  process.stderr.write(`heapless: ${e instanceof Error ? e.message : String(e)}\n`);
+  // The stable code first (HEAPLESS_ERR_LOCKED, HEAPLESS_ERR_CORRUPTION...), for scripts that match on it.
+  const code = (e as { code?: unknown } | null)?.code;
+  const prefix = typeof code === 'string' && code.startsWith('HEAPLESS_ERR_') ? `${code}: ` : '';
+  process.stderr.write(`heapless: ${prefix}${e instanceof Error ? e.message : String(e)}\n`);
   process.exitCode = 1;
 });

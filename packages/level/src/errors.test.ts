@@ -56,6 +56,7 @@ describe('engine errors in Level codes', () => {
     const again = await rejection(db.open({ errorIfExists: true }));
     expect((again.cause as HeaplessLevelError).code).toBe('LEVEL_NOT_FOUND');
     expect((again.cause as Error).message).toMatch(/already exists/);
+    expect(((again.cause as HeaplessLevelError).cause as { code: string }).code).toBe('HEAPLESS_ERR_EXISTS');
   });
 
   it('a bad engine option fails the open with a TypeError (a programming mistake) caused by the engine', async () => {

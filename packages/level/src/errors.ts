@@ -15,8 +15,8 @@ export const LevelErrorCodes = {
   /** An operating-system call failed (`HEAPLESS_ERR_IO`); after a failed background write, writes are refused. */
   IO_ERROR: 'LEVEL_IO_ERROR',
   /**
-   * At open: no database and `createIfMissing: false`, or one exists and `errorIfExists: true`
-   * (`HEAPLESS_ERR_NOT_FOUND`, one engine code for both; the message says which).
+   * At open: no database and `createIfMissing: false` (`HEAPLESS_ERR_NOT_FOUND`), or one exists and
+   * `errorIfExists: true` (`HEAPLESS_ERR_EXISTS`): abstract-level has one code for both; the message says which.
    */
   NOT_FOUND: 'LEVEL_NOT_FOUND',
   /** The engine was closed under the call (`HEAPLESS_ERR_CLOSED`). */
@@ -46,6 +46,7 @@ const BY_ENGINE_CODE: Readonly<Record<string, LevelErrorCode>> = {
   [ErrorCodes.LOCKED]: LevelErrorCodes.LOCKED,
   [ErrorCodes.IO]: LevelErrorCodes.IO_ERROR,
   [ErrorCodes.NOT_FOUND]: LevelErrorCodes.NOT_FOUND,
+  [ErrorCodes.EXISTS]: LevelErrorCodes.NOT_FOUND,
   [ErrorCodes.CLOSED]: LevelErrorCodes.DATABASE_NOT_OPEN,
 };
 

@@ -62,6 +62,7 @@ const ENGINE_OPTION_NAMES: Readonly<Record<keyof EngineOptions, true>> = {
   verifyChecksums: true,
   readOnly: true,
   follower: true,
+  periodicCompaction: true,
 };
 
 /** Keys deleted per engine batch by `clear()`. */

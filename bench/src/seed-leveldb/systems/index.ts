@@ -11,6 +11,8 @@ const loaders: Readonly<Record<string, () => Promise<SeedSystem>>> = {
   rocksdb: async () => (await import('./rocksdb-system.js')).loadRocksdbSystem(),
   'heapless-engine': async () => (await import('./heapless-engine-system.js')).loadHeaplessEngineSystem(),
   'heapless-level': async () => (await import('./heapless-level-system.js')).loadHeaplessLevelSystem(),
+  'heapless-engine-bloom0': async () =>
+    (await import('./heapless-engine-system.js')).loadHeaplessEngineSystem({ bloomBitsPerKey: 0 }),
   ...Object.fromEntries(
     (['none', 'snappy', 'lz4', 'zstd', 'deflate'] as const).map((compression) => [
       `heapless-engine-${compression}`,

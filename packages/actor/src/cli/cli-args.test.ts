@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type CliArgs, parseCli } from './cli-args.js';
 
 const defaults = {
@@ -24,6 +27,7 @@ const defaults = {
   tlsCert: undefined,
   tlsKey: undefined,
   insecure: false,
+  engine: {},
 };
 
 // [argv, env, expected result or the start of the usage error]
@@ -74,6 +78,29 @@ const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
   ['serve extra', {}, 'unexpected argument extra'],
   ['serve --log-level loud', {}, '--log-level loud is not a pino level'],
   ['serve --token=', {}, 'the token must not be empty'],
+  [
+    'serve --disable-wal --block-cache-size 0 --compression zstd --num-levels 5 --level-base-bytes 1048576 --level-multiplier 8 --write-buffer-size 65536 --target-file-size 4096 --bloom-bits 0 --periodic-compaction 03:30',
+    {},
+    {
+      engine: {
+        wal: false,
+        blockCacheSize: 0,
+        compression: 'zstd',
+        numLevels: 5,
+        maxBytesForLevelBase: 1048576,
+        levelSizeMultiplier: 8,
+        writeBufferSize: 65536,
+        targetFileSize: 4096,
+        bloomBitsPerKey: 0,
+        periodicCompaction: { at: '03:30' },
+      },
+    },
+  ],
+  ['serve --periodic-compaction 86400', {}, { engine: { periodicCompaction: { everySeconds: 86400 } } }],
+  ['serve --periodic-compaction soon', {}, '--periodic-compaction must be seconds or HH:MM, got soon'],
+  ['serve --compression brotli', {}, '--compression must be one of none, snappy, lz4, zstd, deflate, got brotli'],
+  ['serve --num-levels x', {}, '--num-levels must be an integer >= 0, got x'],
+  ['serve --block-cache-size 1.5', {}, '--block-cache-size must be an integer >= 0, got 1.5'],
 ];
 
 describe('parseCli', () => {
@@ -92,4 +119,58 @@ describe('parseCli', () => {
       }
     });
   }
+});
+
+describe('parseCli --config', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'heapless-config-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, content: unknown) => {
+    const path = join(dir, name);
+    writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+    return path;
+  };
+
+  it('reads serve and engine options from the file; flags on the command line win', () => {
+    const path = file('ok.json', {
+      data: '/srv/kv',
+      port: 8080,
+      sync: true,
+      allowedOrigins: ['https://a.example'],
+      engine: { wal: false, blockCacheSize: 0, compression: 'lz4', periodicCompaction: { everySeconds: 3600 } },
+    });
+    expect(parseCli(['serve', '--config', path, '--port', '9090', '--compression', 'none'])).toMatchObject({
+      data: '/srv/kv',
+      port: 9090,
+      sync: true,
+      allowedOrigins: ['https://a.example'],
+      engine: { wal: false, blockCacheSize: 0, compression: 'none', periodicCompaction: { everySeconds: 3600 } },
+    });
+  });
+
+  const refusals: [string, unknown, string][] = [
+    ['unknown key', { prot: 1 }, 'unknown key "prot" (known: data, memory, host, port'],
+    ['unknown engine key', { engine: { walOff: true } }, 'engine.walOff: unknown engine option (known: wal,'],
+    ['wrong type', { port: '80' }, '"port" must be an integer'],
+    ['wrong engine type', { engine: { blockCacheSize: '1' } }, 'engine.blockCacheSize must be an integer'],
+    [
+      'bad schedule',
+      { engine: { periodicCompaction: { every: 1 } } },
+      'must be { "everySeconds": N } or { "at": "HH:MM" }',
+    ],
+    ['not an object', [1, 2], 'the file must hold a JSON object'],
+    ['not JSON', '{port: 1}', 'JSON'],
+  ];
+  for (const [what, content, message] of refusals) {
+    it(`refuses a file with a ${what}, naming it`, () => {
+      const path = file(`${what.replaceAll(' ', '-')}.json`, content);
+      expect(() => parseCli(['serve', '--config', path])).toThrow(message);
+      expect(() => parseCli(['serve', '--config', path])).toThrow(
+        expect.objectContaining({ code: 'HEAPLESS_ERR_USAGE' }),
+      );
+    });
+  }
+
+  it('refuses a missing file', () => {
+    expect(() => parseCli(['serve', '--config', join(dir, 'none.json')])).toThrow(/--config .*none\.json: ENOENT/);
+  });
 });

@@ -1,5 +1,12 @@
 import { parseArgs } from 'node:util';
 import { ActorError } from '../errors.js';
+import {
+  configFlags,
+  ENGINE_FLAG_OPTIONS,
+  ENGINE_FLAGS_USAGE,
+  type EngineTuning,
+  engineTuning,
+} from './serve-config.js';
 
 /** `heapless serve` as parsed. */
 export interface ServeArgs {
@@ -37,6 +44,8 @@ export interface ServeArgs {
   tlsKey: string | undefined;
   /** Listen off loopback without TLS. */
   insecure: boolean;
+  /** Engine options of the persisted map (from the engine flags and the config file's "engine"). */
+  engine: EngineTuning;
 }
 
 /** A parsed command line. */
@@ -46,6 +55,8 @@ export const USAGE = `Usage: heapless <command> [options]
 
 Commands:
   serve             serve a KV actor over WebSocket and HTTP on one port
+  engine ...        tools for an engine directory: stats, dump, verify, compact, repair,
+                    checkpoint (heapless engine --help)
   help              print this text
 
 Options of serve:
@@ -83,18 +94,17 @@ Slow and dead connections:
   --keep-alive-timeout MS  idle time of a kept-alive HTTP connection (default 5000)
   --heartbeat MS           WebSocket ping interval; a peer silent for a whole interval is
                            closed (default 30000)
-`;
+
+${ENGINE_FLAGS_USAGE}`;
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** Parses `argv` (without node and the script). Throws `ActorError` `HEAPLESS_ERR_USAGE` with the reason. */
 export function parseCli(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): CliArgs {
-  let parsed: ReturnType<typeof parseOptions>;
-  try {
-    parsed = parseOptions(argv);
-  } catch (e) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', (e as Error).message, { cause: e });
-  }
+  let parsed = parseOrThrow(argv);
+  // The config file's options go first, so that the command line's win; one parser checks both.
+  const config = parsed.values.config;
+  if (config !== undefined) parsed = parseOrThrow([...configFlags(config), ...argv]);
   const { values, positionals } = parsed;
   if (values.version) return { command: 'version' };
   const [command, ...rest] = positionals;
@@ -137,7 +147,16 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     token,
     sync: values.sync ?? false,
     logLevel,
+    engine: engineTuning(values),
   };
+}
+
+function parseOrThrow(argv: readonly string[]): ReturnType<typeof parseOptions> {
+  try {
+    return parseOptions(argv);
+  } catch (e) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', (e as Error).message, { cause: e });
+  }
 }
 
 /** The integer >= 1 given as `--name`, or undefined when absent; a usage error otherwise. */
@@ -177,6 +196,8 @@ function parseOptions(argv: readonly string[]) {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       insecure: { type: 'boolean' },
+      config: { type: 'string' },
+      ...ENGINE_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },

@@ -38,7 +38,7 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
   const opening = performance.now();
   const map = args.memory
     ? new OffHeapMap<string, unknown>()
-    : await OffHeapMap.open<string, unknown>({ dir: args.data, sync: args.sync });
+    : await OffHeapMap.open<string, unknown>({ dir: args.data, sync: args.sync, engine: args.engine });
   const { loadedFrom, imageLoader, imageRejected } = map.stats();
   const startup = {
     entries: map.size,

@@ -17,6 +17,7 @@ export const STORAGE_WIRE_CODES = {
   [EngineErrorCodes.LOCKED]: 'STORAGE_LOCKED',
   [EngineErrorCodes.INVALID_ARGUMENT]: 'BAD_ARGUMENTS',
   [EngineErrorCodes.NOT_FOUND]: 'INTERNAL', // no database in the directory: only at open
+  [EngineErrorCodes.EXISTS]: 'INTERNAL', // a database where none may be: only at open
   [EngineErrorCodes.UNSUPPORTED]: 'INTERNAL', // a codec this runtime lacks: at open, or the server's platform
   [EngineErrorCodes.READ_ONLY]: 'INTERNAL', // the KV actor opens its engine for writing
   [OffHeapErrorCodes.INVALID_ARGUMENT]: 'BAD_ARGUMENTS',

@@ -33,6 +33,7 @@ describe('ENGINE_ERRORS', () => {
         'HEAPLESS_ERR_IO',
         'HEAPLESS_ERR_UNSUPPORTED',
         'HEAPLESS_ERR_READ_ONLY',
+        'HEAPLESS_ERR_EXISTS',
       ].sort(),
     );
     expect(ErrorCodes).toEqual({
@@ -44,6 +45,7 @@ describe('ENGINE_ERRORS', () => {
       IO: 'HEAPLESS_ERR_IO',
       UNSUPPORTED: 'HEAPLESS_ERR_UNSUPPORTED',
       READ_ONLY: 'HEAPLESS_ERR_READ_ONLY',
+      EXISTS: 'HEAPLESS_ERR_EXISTS',
     });
     expect(Object.isFrozen(ErrorCodes)).toBe(true);
   });

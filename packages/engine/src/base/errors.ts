@@ -18,8 +18,8 @@ export const ENGINE_ERRORS = {
   HEAPLESS_ERR_CLOSED: { message: 'closed' },
   /** An argument has the wrong type or is out of range (key too large, bad option, released snapshot...). */
   HEAPLESS_ERR_INVALID_ARGUMENT: { message: 'invalid argument' },
-  /** The directory holds no database and `createIfMissing` is false, or holds one and `errorIfExists` is true. */
-  HEAPLESS_ERR_NOT_FOUND: { message: 'no database where one is required, or one where none may be' },
+  /** The directory holds no database and `createIfMissing` is false. */
+  HEAPLESS_ERR_NOT_FOUND: { message: 'no database where one is required' },
   /**
    * An operating-system I/O call failed (disk full, permission, a removed directory); the cause is attached. After a
    * failed background write the engine refuses writes.
@@ -35,6 +35,8 @@ export const ENGINE_ERRORS = {
    * (`openFollower`): neither ever changes the directory. Nothing was written.
    */
   HEAPLESS_ERR_READ_ONLY: { message: 'the database is open read-only' },
+  /** The directory already holds a database and `errorIfExists` is true. */
+  HEAPLESS_ERR_EXISTS: { message: 'a database already exists where none may be' },
 } as const satisfies Record<`HEAPLESS_ERR_${string}`, { message: string }>;
 
 /** A stable engine error code, e.g. `'HEAPLESS_ERR_CORRUPTION'`. */

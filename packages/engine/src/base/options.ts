@@ -18,10 +18,13 @@ export const ZSTD_MIN_LEVEL = 1;
 export const ZSTD_MAX_LEVEL = 22;
 export const ZSTD_DEFAULT_LEVEL = 3;
 
+/** When `periodicCompaction` compacts the whole key range: every N seconds, or each day at 'HH:MM' (local time). */
+export type PeriodicCompactionSchedule = { everySeconds: number } | { at: string };
+
 export interface EngineOptions {
   /** Create the directory and an empty database when none exists. Default true. */
   createIfMissing?: boolean;
-  /** Fail with HEAPLESS_ERR_NOT_FOUND when a database already exists in the directory. Default false. */
+  /** Fail with HEAPLESS_ERR_EXISTS when a database already exists in the directory. Default false. */
   errorIfExists?: boolean;
   /** Bytes a memtable holds before it is frozen and flushed to a level-0 table. Default 4 MiB. */
   writeBufferSize?: number;
@@ -71,6 +74,11 @@ export interface EngineOptions {
   readOnly?: boolean;
   /** Open as a follower (implies `readOnly`): `catchUp()` moves the view to the writer's latest state. See `openFollower`. Default false. */
   follower?: boolean;
+  /**
+   * Compact the whole key range on a schedule, as `compactRange()` does (seed 004's daily full compaction, RocksDB's
+   * periodic compaction); false: never. Default false.
+   */
+  periodicCompaction?: PeriodicCompactionSchedule | false;
 }
 
 export type ResolvedOptions = Readonly<Required<EngineOptions>>;
@@ -98,6 +106,7 @@ const DEFAULTS: ResolvedOptions = {
   verifyChecksums: true,
   readOnly: false,
   follower: false,
+  periodicCompaction: false,
 };
 
 function int(name: string, v: number, min: number, max: number): number {
@@ -145,5 +154,24 @@ export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
     throw invalidArgument(`option compression must be one of ${COMPRESSIONS.join(', ')}, got ${String(o.compression)}`);
   }
   int('zstdLevel', o.zstdLevel, ZSTD_MIN_LEVEL, ZSTD_MAX_LEVEL);
+  checkSchedule(o.periodicCompaction);
   return Object.freeze(o);
+}
+
+const MAX_PERIOD_SECONDS = 366 * 24 * 3600;
+
+function checkSchedule(s: unknown): void {
+  if (s === false) return;
+  const keys = s !== null && typeof s === 'object' ? Object.keys(s) : [];
+  const every = (s as { everySeconds?: unknown } | null)?.everySeconds;
+  const at = (s as { at?: unknown } | null)?.at;
+  const ok =
+    keys.length === 1 &&
+    ((typeof every === 'number' && every >= 0.001 && every <= MAX_PERIOD_SECONDS) ||
+      (typeof at === 'string' && /^([01]\d|2[0-3]):[0-5]\d$/.test(at)));
+  if (!ok) {
+    throw invalidArgument(
+      `option periodicCompaction must be false, { everySeconds: N } (0.001..${MAX_PERIOD_SECONDS}) or { at: 'HH:MM' }, got ${JSON.stringify(s)}`,
+    );
+  }
 }

@@ -40,6 +40,11 @@ export interface BackgroundCounters {
   trivialMoves: number;
   compactionBytesRead: number;
   compactionBytesWritten: number;
+  /** Bytes of the level-0 tables flushes wrote. */
+  flushBytesWritten: number;
+  /** Wall-clock milliseconds spent in flush and in compaction jobs (worker time, the caller's thread is free). */
+  flushMillis: number;
+  compactionMillis: number;
 }
 
 function userKeyCopy(ikey: Uint8Array): Uint8Array {
@@ -53,6 +58,9 @@ export class BackgroundWork {
     trivialMoves: 0,
     compactionBytesRead: 0,
     compactionBytesWritten: 0,
+    flushBytesWritten: 0,
+    flushMillis: 0,
+    compactionMillis: 0,
   };
   private readonly dir: string;
   private readonly options: ResolvedOptions;
@@ -110,6 +118,7 @@ export class BackgroundWork {
       const number = this.versions.newFileNumber();
       this.obsolete.protect(number);
       try {
+        const started = performance.now();
         const result = await this.jobs.run({
           kind: 'flush',
           dir: this.dir,
@@ -124,6 +133,8 @@ export class BackgroundWork {
         this.versions.logAndApply(edit);
         this.memtables.retireOldest(result.arenas);
         this.counters.flushes++;
+        this.counters.flushMillis += performance.now() - started;
+        for (const o of result.outputs) this.counters.flushBytesWritten += o.size;
       } catch (err) {
         this.gate.fail(err as Error);
         return;
@@ -220,6 +231,7 @@ export class BackgroundWork {
       );
     }
     try {
+      const started = performance.now();
       const result = await this.jobs.run({
         kind: 'compact',
         dir: this.dir,
@@ -237,6 +249,7 @@ export class BackgroundWork {
       this.counters.compactions++;
       this.counters.compactionBytesRead += result.bytesRead;
       this.counters.compactionBytesWritten += result.bytesWritten;
+      this.counters.compactionMillis += performance.now() - started;
     } finally {
       for (const n of outputNumbers) this.obsolete.release(n);
     }

@@ -11,7 +11,7 @@ import { writeU32LE } from '../base/coding.js';
 import { closedError, invalidArgument } from '../base/errors.js';
 import type { DbIterator } from '../iterator/db-iterator.js';
 import type { Snapshot } from './snapshot.js';
-import type { Bytes } from './write-batch.js';
+import { type Bytes, checkKeyString } from './write-batch.js';
 
 /** Options of `engine.iterator()`. Bounds are keys (bytes, or strings as UTF-8). */
 export interface IteratorOptions {
@@ -49,7 +49,10 @@ export type Entry = [key: Uint8Array, value: Uint8Array];
 const EMPTY = new Uint8Array(0);
 
 function toBytes(b: Bytes, what: string): Uint8Array {
-  if (typeof b === 'string') return Buffer.from(b, 'utf8');
+  if (typeof b === 'string') {
+    checkKeyString(b, what);
+    return Buffer.from(b, 'utf8');
+  }
   if (b instanceof Uint8Array) return b;
   throw invalidArgument(`${what} must be a Uint8Array or a string`);
 }

@@ -397,7 +397,7 @@ describe('Engine', () => {
     (await Engine.open(missing)).close();
     await new Promise((r) => setImmediate(r));
     await expect(Engine.open(missing, { errorIfExists: true })).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_NOT_FOUND',
+      code: 'HEAPLESS_ERR_EXISTS',
       message: expect.stringMatching(/exists/),
     });
     await expect(Engine.open(dir, { writeBufferSize: -1 })).rejects.toMatchObject({

@@ -21,6 +21,7 @@ import { JobPool } from '../compaction/job-pool.js';
 import { BlockCache } from '../table/block-cache.js';
 import { TableCache } from '../table/table-cache.js';
 import type { VersionSet } from '../version/version-set.js';
+import { type ApproximateSizeOptions, memtableBytesInRange, tableBytesInRange } from './approximate-size.js';
 import { BackgroundWork } from './background.js';
 import { createCheckpoint } from './checkpoint.js';
 import type { EngineIterator, IteratorOptions } from './engine-iterator.js';
@@ -29,6 +30,8 @@ import type { LockFile } from './lock-file.js';
 import { MemtableSet } from './memtables.js';
 import { ObsoleteFiles } from './obsolete-files.js';
 import { type OpenedDatabase, openDatabase } from './open.js';
+import { PeriodicCompaction } from './periodic-compaction.js';
+import { amplification, hitRate, propertyValue, type TableInfo, tablesOf } from './properties.js';
 import { readOnlyError } from './read-only.js';
 import { type ReadOptions, ReadPath, toKey } from './read-path.js';
 import { type Snapshot, SnapshotList } from './snapshot.js';
@@ -60,6 +63,8 @@ export interface EngineStats {
   trivialMoves: number;
   compactionBytesRead: number;
   compactionBytesWritten: number;
+  /** Runs of the `periodicCompaction` schedule that finished. */
+  periodicCompactions: number;
   /** Writes whose promise waited for background work (memtables or level 0 piling up). */
   writeStalls: number;
   /** Writes delayed a little because level 0 passed the slowdown trigger. */
@@ -69,7 +74,24 @@ export interface EngineStats {
   openTables: number;
   /** Worker threads of the flush and compaction pool (0 until the memtable was a quarter full, and after close). */
   workerThreads: number;
-  blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number };
+  blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number; hitRate: number };
+  /** Bytes of level-0 tables written by flushes. */
+  flushBytesWritten: number;
+  /** Milliseconds of flush and compaction jobs (on the worker threads). */
+  flushMillis: number;
+  compactionMillis: number;
+  /** Milliseconds during which writes were stalled. */
+  stallMillis: number;
+  /** Bytes the caller wrote (batches of keys and values): the base of write amplification. */
+  userBytesWritten: number;
+  /** (flush + compaction bytes written) / userBytesWritten. */
+  writeAmplification: number;
+  /** Tables a point lookup may probe: every level-0 table, one per deeper non-empty level. */
+  readAmplification: number;
+  /** Bytes of all tables / bytes of the deepest non-empty level. */
+  spaceAmplification: number;
+  /** Point gets that asked a table's bloom filter, and those it answered "absent" (sparing a block read). */
+  bloomFilter: { checked: number; useful: number };
 }
 
 /** Capacity of the memtable that takes over when close freezes the live one: it stays empty. */
@@ -93,6 +115,7 @@ export class Engine {
   private readonly background: BackgroundWork;
   private readonly writes: WritePath;
   private readonly reads: ReadPath;
+  private readonly periodic: PeriodicCompaction;
   private closing: Promise<void> | undefined;
 
   /** Assembles the engine from what `openDatabase` recovered, and starts its background work. */
@@ -137,6 +160,8 @@ export class Engine {
     const view = db.view;
     const collector = view ? { collect: () => this.releaseTables(view) } : this.obsolete;
     this.reads = new ReadPath(versions, this.memtables, this.tableCache, this.snapshots, collector);
+    // A read-only view never compacts: its schedule is off whatever the options say.
+    this.periodic = new PeriodicCompaction(db.view ? false : options.periodicCompaction, () => this.compactRange());
     if (db.view) {
       this.writes.refuse(() => readOnlyError(dir, 'a write'));
       return;
@@ -153,7 +178,7 @@ export class Engine {
    * `close()`.
    *
    * Throws (rejects with) EngineError: LOCKED if another open holds `dir`; NOT_FOUND when there is no database and
-   * `createIfMissing` is false, or there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options;
+   * `createIfMissing` is false; EXISTS when there is one and `errorIfExists` is true; INVALID_ARGUMENT for bad options;
    * UNSUPPORTED for a `compression` this runtime cannot write (zstd before Node 22.15, a codec binding that does not
    * load); IO; CorruptionError when the manifest, a WAL record in the middle of a log, or a table read during recovery is bad,
    * or when the manifest does not match the files in `dir`; a failed open leaves every file in `dir` as it was.
@@ -334,8 +359,62 @@ export class Engine {
       openIterators: this.reads.openIterators,
       openTables: this.tableCache.openCount,
       workerThreads: this.jobs.threads,
-      blockCache: this.blockCache.stats(),
+      ...this.derivedStats(),
     };
+  }
+
+  private derivedStats() {
+    const c = this.background.counters;
+    const cache = this.blockCache.stats();
+    const userBytesWritten = this.writes.bytesWritten;
+    return {
+      blockCache: { ...cache, hitRate: hitRate(cache.hits, cache.misses) },
+      stallMillis: this.gate.stallMillis,
+      periodicCompactions: this.periodic.runs,
+      userBytesWritten,
+      ...amplification(this.versions.current, userBytesWritten, c.flushBytesWritten + c.compactionBytesWritten),
+      bloomFilter: { ...this.tableCache.filterCounters },
+    };
+  }
+
+  /**
+   * A named property as text (LevelDB's `GetProperty`), or undefined for an unknown name: `heapless.stats`,
+   * `heapless.levelstats`, `heapless.sstables`, `heapless.table-properties`, `heapless.approximate-memory-usage`,
+   * `heapless.num-files-at-level<N>` (see properties.ts). Throws EngineError CLOSED, or CorruptionError / IO from a
+   * table that `heapless.table-properties` opens.
+   */
+  property(name: string): string | undefined {
+    if (this.closing) throw closedError(`engine ${this.location}`);
+    return propertyValue(name, {
+      version: this.versions.current,
+      stats: () => this.stats(),
+      tables: () => this.tableProperties(),
+    });
+  }
+
+  /**
+   * Every table of the current version with its level, size and the properties its builder recorded (entries,
+   * raw sizes, sequence range, codec...). Opens each table's reader. Throws EngineError CLOSED, CorruptionError, IO.
+   */
+  tableProperties(): TableInfo[] {
+    if (this.closing) throw closedError(`engine ${this.location}`);
+    return tablesOf(this.versions.current, this.tableCache);
+  }
+
+  /**
+   * About how many bytes the keys in [start, end) take (undefined bounds: unbounded), LevelDB's
+   * GetApproximateSizes: in tables, from their index blocks (compressed bytes, as on disk); in the memtables, the
+   * key and value bytes of their entries in the range (see approximate-size.ts). Throws EngineError CLOSED or
+   * INVALID_ARGUMENT (a bad key), CorruptionError or IO from a table.
+   */
+  approximateSize(start?: Bytes, end?: Bytes, options: ApproximateSizeOptions = {}): number {
+    if (this.closing) throw closedError(`engine ${this.location}`);
+    const from = start === undefined ? undefined : toKey(start);
+    const to = end === undefined ? undefined : toKey(end);
+    let n = 0;
+    if (options.files !== false) n += tableBytesInRange(this.versions.current, this.tableCache, from, to);
+    if (options.memtables !== false) n += memtableBytesInRange(this.memtables, from, to);
+    return n;
   }
 
   /** @internal For tests: the tables per level, as `L<n>: number[smallest..largest] ...` lines. */
@@ -359,6 +438,7 @@ export class Engine {
   private async closeAll(): Promise<void> {
     this.writes.refuse();
     this.background.stop();
+    await this.periodic.stop();
     this.reads.closeAll();
     this.snapshots.releaseAll();
     const memtables = this.memtables;

@@ -52,7 +52,7 @@ export interface OpenedDatabase {
 }
 
 /**
- * Opens `dir` (see the top of the file). Throws EngineError LOCKED, NOT_FOUND, INVALID_ARGUMENT or IO, or
+ * Opens `dir` (see the top of the file). Throws EngineError LOCKED, NOT_FOUND, EXISTS, INVALID_ARGUMENT or IO, or
  * CorruptionError; a failed open releases what it took and leaves every file in `dir` as it was.
  */
 export function openDatabase(dir: string, options?: EngineOptions): OpenedDatabase {
@@ -75,7 +75,7 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
     throw new EngineError(ErrorCodes.NOT_FOUND, `${dir} does not exist: no database there (createIfMissing is false)`);
   }
   if (exists && opts.errorIfExists) {
-    throw new EngineError(ErrorCodes.NOT_FOUND, `a database already exists in ${dir} (errorIfExists is true)`);
+    throw new EngineError(ErrorCodes.EXISTS, `a database already exists in ${dir} (errorIfExists is true)`);
   }
   const lock = LockFile.acquire(dir);
   const versions = new VersionSet(dir, opts.numLevels);

@@ -22,7 +22,7 @@ import { EngineIterator, type IteratorOptions } from './engine-iterator.js';
 import type { MemtableSet } from './memtables.js';
 import type { ObsoleteFiles } from './obsolete-files.js';
 import type { Snapshot, SnapshotList } from './snapshot.js';
-import type { Bytes } from './write-batch.js';
+import { type Bytes, checkKeyString } from './write-batch.js';
 
 /** Per-read options. */
 export interface ReadOptions {
@@ -30,9 +30,12 @@ export interface ReadOptions {
   snapshot?: Snapshot;
 }
 
-/** Bytes of a key: strings as UTF-8 (a fresh buffer). Throws INVALID_ARGUMENT for anything else. */
+/** Bytes of a key: strings as UTF-8 (a fresh buffer). Throws INVALID_ARGUMENT for an ill-formed string or anything else. */
 export function toKey(key: Bytes): Uint8Array {
-  if (typeof key === 'string') return Buffer.from(key, 'utf8');
+  if (typeof key === 'string') {
+    checkKeyString(key, 'key');
+    return Buffer.from(key, 'utf8');
+  }
   if (key instanceof Uint8Array) return key;
   throw invalidArgument(`key must be a Uint8Array or a string, got ${key === null ? 'null' : typeof key}`);
 }
@@ -124,6 +127,7 @@ export class ReadPath {
         }
         if (i === n) return scratch.subarray(0, n);
       }
+      checkKeyString(key, 'key');
       return scratch.subarray(0, scratch.write(key, 0, 'utf8'));
     }
     return toKey(key);

@@ -20,6 +20,16 @@ export const MAX_KEY_SIZE = 1024 * 1024;
 /** Largest value accepted: it must fit one memtable arena and one table block. */
 export const MAX_VALUE_SIZE = 256 * 1024 * 1024;
 
+/**
+ * Throws EngineError INVALID_ARGUMENT when the string `key` holds a lone surrogate: UTF-8 cannot encode it (Buffer
+ * writes U+FFFD instead), so `'\ud800'` and `'\ufffd'` would be one key. Called only on the non-ASCII path.
+ */
+export function checkKeyString(key: string, what: string): void {
+  if (!key.isWellFormed()) {
+    throw invalidArgument(`${what} is not well-formed UTF-16 (it holds a lone surrogate, which UTF-8 cannot encode)`);
+  }
+}
+
 /** What receives a batch's entries when it is replayed (memtable insert, WAL recovery). */
 export interface BatchHandler {
   put(buf: Uint8Array, keyStart: number, keyLength: number, valueStart: number, valueLength: number, seq: number): void;
@@ -127,6 +137,7 @@ export class WriteBatch {
           return at + 1 + n;
         }
       }
+      if (what === 'key') checkKeyString(b, what);
       const gap = varint32Length(3 * n);
       const len = rep.write(b, at + gap, 'utf8');
       if (len > max) throw invalidArgument(`${what} of ${len} bytes exceeds the maximum of ${max}`);

@@ -35,6 +35,10 @@ export class WriteGate {
   stalls = 0;
   /** Writes delayed a turn because level 0 passed the slowdown trigger. */
   slowdowns = 0;
+  /** Milliseconds during which some write's promise was stalled (RocksDB's stall micros, in ms). */
+  stallMillis = 0;
+  /** When the current stall began (performance.now()), while writes wait. */
+  private stallStart = 0;
 
   constructor(memtables: MemtableSet, versions: VersionSet, options: ResolvedOptions) {
     this.memtables = memtables;
@@ -57,8 +61,11 @@ export class WriteGate {
   }
 
   private stalled(): boolean {
+    const memtables = this.memtables;
     return (
-      this.memtables.frozenCount >= MAX_FROZEN_MEMTABLES ||
+      memtables.frozenCount >= MAX_FROZEN_MEMTABLES ||
+      // A full live memtable waits for the frozen one's flush (write-path.ts): LevelDB's MakeRoomForWrite.
+      (memtables.frozenCount > 0 && memtables.live.memoryUsage >= this.options.writeBufferSize) ||
       this.versions.current.files[0]!.length >= this.options.level0StopTrigger
     );
   }
@@ -67,6 +74,7 @@ export class WriteGate {
   admit(durable: Promise<void>): Promise<void> {
     if (this.stalled()) {
       this.stalls++;
+      if (this.waiters.length === 0) this.stallStart = performance.now();
       const stalled = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
       return Promise.all([durable, stalled]).then(noop);
     }
@@ -80,6 +88,7 @@ export class WriteGate {
   /** Background work installed a change: lets the stalled writes through if the memtables and level 0 allow it. */
   release(): void {
     if (this.waiters.length === 0 || this.stalled()) return;
+    this.stallMillis += performance.now() - this.stallStart;
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w.resolve();

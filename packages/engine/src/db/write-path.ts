@@ -59,6 +59,8 @@ export class WritePath {
   private readonly resolved = Promise.resolve();
   private readonly onWalError = (err: Error): void => this.gate.fail(err);
   private writesSinceYield = 0;
+  /** Bytes of the batches written (keys, values and their framing), the base of write amplification. */
+  bytesWritten = 0;
   private poolWarm = false;
   /** Set at the first write, which resumes the compaction a previous session left to do. */
   private wrote = false;
@@ -146,6 +148,7 @@ export class WritePath {
     }
     const seq = this.versions.lastSequence + 1;
     batch.seal(seq);
+    this.bytesWritten += batch.length;
     const wal = this.wal;
     if (wal) wal.append(batch.rep, 0, batch.length);
     replayBatch(batch.rep, batch.length, seq, this.inserter, this.cursor, 'write batch', 0);
@@ -157,7 +160,11 @@ export class WritePath {
       this.poolWarm = true;
       this.jobs.warmUp();
     }
-    if (usage >= this.options.writeBufferSize) {
+    // As LevelDB, one memtable is flushed at a time: a full live memtable is frozen only once the frozen one is in a
+    // table. Until then its writes go on into it (it has room past the write buffer size: that counts its skiplist
+    // nodes too) and their promises wait at the gate, so that at most two memtables' WALs are unflushed; a writer that
+    // does not wait fills it, and it is frozen when it has no room left (at the top of this method).
+    if (usage >= this.options.writeBufferSize && memtables.frozenCount === 0) {
       try {
         this.rotate(0, 0);
       } catch (err) {

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { CorruptionError, closedError, invalidArgument } from '../base/errors.js';
 import { tableFileName } from '../base/filenames.js';
 import type { BlockCache } from './block-cache.js';
-import { TableReader } from './table-reader.js';
+import { type FilterCounters, TableReader } from './table-reader.js';
 
 /** Options of {@link TableCache}. */
 export interface TableCacheOptions {
@@ -33,6 +33,8 @@ export class TableCache {
   private readonly pathOf: ((fileNumber: number) => string) | undefined;
   /** Open readers, least recently used first (a Map keeps insertion order; a hit on a full cache re-inserts). */
   private readonly readers = new Map<number, TableReader>();
+  /** Bloom filter outcomes of every reader this cache opened, for `engine.stats()`. */
+  readonly filterCounters: FilterCounters = { checked: 0, useful: 0 };
   private closed = false;
 
   constructor(dir: string, options: TableCacheOptions = {}) {
@@ -71,6 +73,7 @@ export class TableCache {
         fileNumber,
         cache: this.blockCache,
         verifyChecksums: this.verifyChecksums,
+        filterCounters: this.filterCounters,
       });
     } catch (err) {
       // A table cut short fails the read of its footer: say what is wrong with it, if its size is what it is.

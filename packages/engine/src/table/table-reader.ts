@@ -56,6 +56,16 @@ export interface TableReaderOptions {
   cache?: BlockCache;
   /** Check the CRC32C of every data block read. Default true. (Footer, index, filter and metaindex always are.) */
   verifyChecksums?: boolean;
+  /** Where point gets count their bloom filter outcomes; shared by the readers of one table cache. Default: its own. */
+  filterCounters?: FilterCounters;
+}
+
+/** Bloom filter outcomes of point gets (RocksDB's bloom.filter.useful and checked), for `engine.stats()`. */
+export interface FilterCounters {
+  /** Gets that asked a table's filter. */
+  checked: number;
+  /** Gets the filter answered "certainly absent", sparing a block read. */
+  useful: number;
 }
 
 /** Options of {@link TableReader.iterator}. */
@@ -89,6 +99,7 @@ export class TableReader {
   private readonly verifyChecksums: boolean;
   private readonly indexBlock: Block;
   private readonly filter: BloomFilter | null;
+  private readonly filterCounters: FilterCounters;
   /** Where the data blocks end: offsets at or past it are not data. */
   private readonly dataEnd: number;
   /**
@@ -127,6 +138,7 @@ export class TableReader {
     this.verifyChecksums = options.verifyChecksums ?? true;
     this.indexBlock = index;
     this.filter = filter;
+    this.filterCounters = options.filterCounters ?? { checked: 0, useful: 0 };
     this.properties = properties;
     this.dataEnd = properties.dataSize;
     this.getIndexIter = new BlockIterator(index);
@@ -267,7 +279,14 @@ export class TableReader {
   get(userKey: Uint8Array, seq: number, hash?: number): GetResult {
     if (this.fd < 0) this.throwClosed();
     const ulen = userKey.length;
-    if (this.filter !== null && !this.filter.mayContainHash(hash ?? bloomHash(userKey, 0, ulen))) return undefined;
+    if (this.filter !== null) {
+      const counters = this.filterCounters;
+      counters.checked++;
+      if (!this.filter.mayContainHash(hash ?? bloomHash(userKey, 0, ulen))) {
+        counters.useful++;
+        return undefined;
+      }
+    }
     const klen = ulen + TRAILER_SIZE;
     if (this.seekKey.length < klen) this.seekKey = new Uint8Array(klen * 2);
     const target = this.seekKey;

@@ -1,0 +1,127 @@
+// `heapless engine ...` run as the real built command, in a child process.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Engine } from '@heapless/engine';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+function heapless(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+let root: string;
+let dir: string;
+const key = (i: number) => `k${String(i).padStart(4, '0')}`;
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), 'heapless-cli-engine-'));
+  dir = join(root, 'db');
+  const db = await Engine.open(dir);
+  for (let i = 0; i < 500; i++) await db.put(key(i), `value ${i}`);
+  await db.flush();
+  for (let i = 500; i < 600; i++) await db.put(key(i), `value ${i}`);
+  await db.put(new Uint8Array([0xff, 0]), new Uint8Array([1, 2]));
+  await db.close();
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+describe('heapless engine', () => {
+  it('stats: levels and tables for people, and as JSON', () => {
+    const text = heapless('engine', 'stats', dir);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toMatch(/^Level Files Size\(MiB\)$/m);
+    expect(text.stdout).toMatch(/^L0 \d+\.sst \d+ bytes: entries=500 /m);
+    const json = heapless('engine', 'stats', dir, '--json');
+    expect(json.status).toBe(0);
+    const parsed = JSON.parse(json.stdout) as { stats: { levels: { files: number }[] }; tables: unknown[] };
+    expect(parsed.stats.levels[0]!.files).toBe(1);
+    expect(parsed.tables).toHaveLength(1);
+  });
+
+  it('dump: entries in key order, bounded, as text or NDJSON (bytes that are not text in hex)', () => {
+    const some = heapless('engine', 'dump', dir, '--start', key(10), '--limit', '3');
+    expect(some.status).toBe(0);
+    expect(some.stdout).toBe(`${key(10)} => value 10\n${key(11)} => value 11\n${key(12)} => value 12\n`);
+    const all = heapless('engine', 'dump', dir, '--json');
+    const lines = all.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, string>);
+    expect(lines).toHaveLength(601);
+    expect(lines[0]).toEqual({ key: key(0), value: 'value 0' });
+    expect(lines[600]).toEqual({ keyHex: 'ff00', valueHex: '0102' });
+  });
+
+  it('verify: exit 0 when every checksum holds; 1 naming the file and offset of a flipped byte', () => {
+    const good = heapless('engine', 'verify', dir, '--progress');
+    expect(good.status).toBe(0);
+    expect(good.stdout).toMatch(/every checksum holds/);
+    expect(good.stderr).toMatch(/^verify 1\/\d+ /m);
+    const table = readdirSync(dir).find((n) => n.endsWith('.sst'))!;
+    const bytes = readFileSync(join(dir, table));
+    bytes[4] = bytes[4]! ^ 1;
+    writeFileSync(join(dir, table), bytes);
+    const bad = heapless('engine', 'verify', dir);
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toContain(`damaged: ${join(dir, table)} at offset 0: `);
+    expect(bad.stderr).toMatch(/^heapless: HEAPLESS_ERR_CORRUPTION: /);
+    const json = JSON.parse(heapless('engine', 'verify', dir, '--json').stdout) as { ok: boolean };
+    expect(json.ok).toBe(false);
+  });
+
+  it('compact, checkpoint and repair: each leaves a database that holds every entry', async () => {
+    const compact = heapless('engine', 'compact', dir, '--json');
+    expect(compact.status).toBe(0);
+    expect((JSON.parse(compact.stdout) as { levels: { files: number }[] }).levels[0]!.files).toBe(0);
+
+    const copy = join(root, 'copy');
+    expect(heapless('engine', 'checkpoint', dir, copy).status).toBe(0);
+    expect(heapless('engine', 'dump', copy).stdout.split('\n')).toHaveLength(602);
+
+    for (const name of readdirSync(copy)) if (name.startsWith('MANIFEST-')) unlinkSync(join(copy, name));
+    expect(heapless('engine', 'dump', copy).status).toBe(1);
+    const repair = heapless('engine', 'repair', copy);
+    expect(repair.status).toBe(0);
+    expect(repair.stdout).toMatch(/^\d+ tables, 601 entries, last sequence 601;/);
+    expect(heapless('engine', 'dump', copy).stdout.split('\n')).toHaveLength(602);
+  });
+
+  it('fails with the error code: a directory held open (LOCKED), no database (NOT_FOUND), bad usage (exit 2)', async () => {
+    const db = await Engine.open(dir);
+    try {
+      const locked = heapless('engine', 'stats', dir);
+      expect(locked.status).toBe(1);
+      expect(locked.stderr).toMatch(/^heapless: HEAPLESS_ERR_LOCKED: /);
+      expect(heapless('engine', 'repair', dir).stderr).toMatch(/^heapless: HEAPLESS_ERR_LOCKED: /);
+    } finally {
+      await db.close();
+    }
+    const missing = heapless('engine', 'stats', join(root, 'none'));
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/^heapless: HEAPLESS_ERR_NOT_FOUND: /);
+    const usage = heapless('engine', 'frobnicate', dir);
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toMatch(/unknown engine command frobnicate/);
+    expect(usage.stderr).toMatch(/Usage: heapless engine/);
+    expect(heapless('engine', 'dump').status).toBe(2);
+    expect(heapless('engine', 'stats', dir, '--limit', '3').stderr).toMatch(/--limit is an option of dump/);
+    expect(heapless('engine', '--help').stdout).toMatch(/^Usage: heapless engine/);
+  });
+});
+
+describe('heapless serve --config', () => {
+  it('refuses an unknown key with a clear error and exit 2', () => {
+    const config = join(root, 'heapless.json');
+    writeFileSync(config, JSON.stringify({ engine: { blockCache: 0 } }));
+    const r = heapless('serve', '--config', config, '--memory', '--port', '0');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(
+      /engine\.blockCache: unknown engine option \(known: wal, periodicCompaction, blockCacheSize/,
+    );
+  });
+});

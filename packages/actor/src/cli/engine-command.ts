@@ -1,0 +1,106 @@
+/**
+ * `heapless engine stats|dump|verify|compact|repair|checkpoint DIR`: the engine's tools for operators (LevelDB's
+ * `ldb`, RocksDB's `sst_dump`). Each subcommand writes its result to stdout (text for people, or `--json`), progress
+ * to stderr, and returns the exit status: 0, or 1 when it found damage (verify). Failures are thrown; the command's
+ * main prints their code and message and exits 1.
+ */
+import { Engine, repairDatabase, type TableInfo, verifyDatabase } from '@heapless/engine';
+import type { EngineArgs } from './engine-args.js';
+import { dumpEntries } from './engine-dump.js';
+
+/** Where a subcommand writes. */
+export interface CommandIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** JSON with byte arrays (table key ranges) as hex strings. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v));
+}
+
+/** Runs `args` (see the top of the file); resolves to the exit status. Rejects with the engine's error. */
+export async function runEngineCommand(args: EngineArgs, io: CommandIo): Promise<number> {
+  const progress = args.progress ? (line: string) => io.err(`${line}\n`) : () => {};
+  switch (args.sub) {
+    case 'verify':
+      return verify(args, io, progress);
+    case 'repair': {
+      progress(`repairing ${args.dir}`);
+      const report = await repairDatabase(args.dir);
+      if (args.json) io.out(`${toJson(report)}\n`);
+      else {
+        io.out(
+          `${report.tables} tables, ${report.entries} entries, last sequence ${report.lastSequence}; ` +
+            `${report.logs} logs replayed (${report.logRecords} records)\n`,
+        );
+        for (const l of report.lost) io.out(`moved to lost/: ${l.file} (${l.reason})\n`);
+      }
+      return 0;
+    }
+    default:
+      break;
+  }
+  const engine = await Engine.open(args.dir, { createIfMissing: false });
+  try {
+    switch (args.sub) {
+      case 'stats':
+        stats(engine, args, io);
+        break;
+      case 'dump':
+        await dumpEntries(engine, args, io, progress);
+        break;
+      case 'compact': {
+        const before = engine.property('heapless.levelstats');
+        progress(`compacting ${args.dir}`);
+        await engine.compactRange();
+        const s = engine.stats();
+        if (args.json) io.out(`${toJson({ levels: s.levels, compactions: s.compactions })}\n`);
+        else io.out(`before:\n${before}after:\n${engine.property('heapless.levelstats')}`);
+        break;
+      }
+      case 'checkpoint': {
+        progress(`checkpoint of ${args.dir} into ${args.target}`);
+        await engine.checkpoint(args.target!);
+        if (args.json) io.out(`${toJson({ checkpoint: args.target })}\n`);
+        else io.out(`checkpoint written to ${args.target}\n`);
+        break;
+      }
+    }
+  } finally {
+    await engine.close();
+  }
+  return 0;
+}
+
+function stats(engine: Engine, args: EngineArgs, io: CommandIo): void {
+  const tables: TableInfo[] = engine.tableProperties();
+  if (args.json) {
+    io.out(`${toJson({ stats: engine.stats(), tables })}\n`);
+    return;
+  }
+  io.out(engine.property('heapless.levelstats') ?? '');
+  io.out('\n');
+  io.out(engine.property('heapless.stats') ?? '');
+  io.out('\ntables:\n');
+  io.out(engine.property('heapless.table-properties') ?? '');
+}
+
+async function verify(args: EngineArgs, io: CommandIo, progress: (line: string) => void): Promise<number> {
+  const report = await verifyDatabase(args.dir, {
+    onProgress: (done, total, file) => progress(`verify ${done}/${total} ${file}`),
+  });
+  if (args.json) io.out(`${toJson(report)}\n`);
+  else {
+    for (const f of report.files) {
+      const bad = report.problems.filter((p) => p.file === f.file);
+      const unit = f.kind === 'table' ? 'blocks' : 'records';
+      io.out(`${bad.length === 0 ? 'ok  ' : 'BAD '} ${f.kind.padEnd(8)} ${f.file} (${f.checked} ${unit} checked)\n`);
+    }
+    for (const p of report.problems) io.out(`damaged: ${p.file} at offset ${p.offset}: ${p.message}\n`);
+    io.out(report.ok ? 'every checksum holds\n' : `${report.problems.length} problems found\n`);
+  }
+  if (!report.ok)
+    io.err(`heapless: HEAPLESS_ERR_CORRUPTION: ${report.problems.length} damaged places in ${args.dir}\n`);
+  return report.ok ? 0 : 1;
+}

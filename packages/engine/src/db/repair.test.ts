@@ -1,0 +1,167 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { destroyDatabase } from './destroy.js';
+import { Engine } from './engine.js';
+import { LOST_FOLDER, repairDatabase } from './repair.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'heapless-repair-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A small deterministic PRNG (mulberry32), so that a failure replays. */
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const KEYS = 3000;
+const key = (i: number) => `key${String(i).padStart(5, '0')}`;
+const small = { writeBufferSize: 64 * 1024, targetFileSize: 32 * 1024, level0CompactionTrigger: 2 };
+
+/** Writes random puts and deletes (tables at several levels, overwrites across them, a WAL), mirrored in a Map. */
+async function populate(d: string): Promise<Map<string, string>> {
+  const model = new Map<string, string>();
+  const rand = prng(14);
+  const db = await Engine.open(d, small);
+  try {
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < 6000; i++) {
+        const k = key(Math.floor(rand() * KEYS));
+        if (rand() < 0.25) {
+          await db.delete(k);
+          model.delete(k);
+        } else {
+          const v = `${k}:${round}:${i}:${'x'.repeat(Math.floor(rand() * 120))}`;
+          await db.put(k, v);
+          model.set(k, v);
+        }
+      }
+      if (round === 1) await db.compactRange();
+      if (round === 2) await db.flush();
+    }
+    const levels = db.stats().levels;
+    expect(levels.filter((l) => l.files > 0).length).toBeGreaterThanOrEqual(2); // more than level 0 to rebuild
+  } finally {
+    await db.close();
+  }
+  return model;
+}
+
+async function expectModel(d: string, model: Map<string, string>): Promise<void> {
+  const db = await Engine.open(d, small);
+  try {
+    const got: [string, string][] = [];
+    for await (const [k, v] of db.iterator()) got.push([Buffer.from(k).toString(), Buffer.from(v).toString()]);
+    expect(got).toEqual([...model.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    for (let i = 0; i < KEYS; i++) {
+      const v = db.getSync(key(i));
+      expect(v === undefined ? undefined : Buffer.from(v).toString()).toBe(model.get(key(i)));
+    }
+    // It writes and reopens as any database does.
+    await db.put('after-repair', 'yes');
+  } finally {
+    await db.close();
+  }
+  const again = await Engine.open(d, small);
+  expect(Buffer.from(again.getSync('after-repair')!).toString()).toBe('yes');
+  await again.close();
+}
+
+const manifests = (d: string) => readdirSync(d).filter((n) => n.startsWith('MANIFEST-'));
+
+describe('repairDatabase', () => {
+  it('brings back every record of the tables and logs after MANIFEST and CURRENT are deleted (model check)', async () => {
+    const model = await populate(dir);
+    for (const m of manifests(dir)) unlinkSync(join(dir, m));
+    unlinkSync(join(dir, 'CURRENT'));
+    const report = await repairDatabase(dir);
+    expect(report.tables).toBeGreaterThan(1);
+    expect(report.logs).toBe(1);
+    expect(report.logRecords).toBeGreaterThan(0);
+    expect(report.lastSequence).toBe(24_000);
+    // The replayed log is kept in lost/, never deleted.
+    expect(readdirSync(join(dir, LOST_FOLDER)).some((n) => n.endsWith('.log'))).toBe(true);
+    await expectModel(dir, model);
+  });
+
+  it('replaces a damaged MANIFEST, which it moves to lost/, and the database opens again with every record', async () => {
+    const model = await populate(dir);
+    const m = readFileSync(join(dir, 'CURRENT'), 'utf8').trim();
+    const bytes = readFileSync(join(dir, m));
+    bytes[12] = bytes[12]! ^ 0xff;
+    writeFileSync(join(dir, m), bytes);
+    await expect(Engine.open(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CORRUPTION' });
+    const report = await repairDatabase(dir);
+    expect(report.lost).toContainEqual({ file: m, reason: expect.any(String) });
+    expect(readFileSync(join(dir, LOST_FOLDER, m))).toEqual(bytes);
+    await expectModel(dir, model);
+  });
+
+  it('moves a damaged table to lost/ and keeps the rest', async () => {
+    const db = await Engine.open(dir);
+    await db.put('a', '1');
+    await db.flush();
+    await db.put('b', '2');
+    await db.flush();
+    const [newer, older] = db.tableProperties();
+    await db.close();
+    const path = join(dir, `${String(older!.number).padStart(6, '0')}.sst`);
+    const bytes = readFileSync(path);
+    bytes[3] = bytes[3]! ^ 0xff; // the first (only) data block
+    writeFileSync(path, bytes);
+    const report = await repairDatabase(dir);
+    expect(report.lost.map((l) => l.file)).toContain(`${String(older!.number).padStart(6, '0')}.sst`);
+    expect(newer).toBeDefined();
+    const again = await Engine.open(dir);
+    expect(again.getSync('a')).toBeUndefined();
+    expect(Buffer.from(again.getSync('b')!).toString()).toBe('2');
+    await again.close();
+  });
+
+  it('refuses a directory an engine holds open (LOCKED), changing nothing', async () => {
+    const db = await Engine.open(dir);
+    await db.put('a', '1');
+    const before = readdirSync(dir).sort();
+    await expect(repairDatabase(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_LOCKED' });
+    expect(readdirSync(dir).sort()).toEqual(before);
+    await db.close();
+  });
+});
+
+describe('destroyDatabase', () => {
+  it('removes only the engine files, and the directory once empty', async () => {
+    const db = await Engine.open(dir);
+    await db.put('a', '1');
+    await db.flush();
+    await db.close();
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    await destroyDatabase(dir);
+    expect(readdirSync(dir)).toEqual(['notes.txt']);
+    unlinkSync(join(dir, 'notes.txt'));
+
+    const only = join(dir, 'db');
+    await (await Engine.open(only)).close();
+    await destroyDatabase(only);
+    expect(existsSync(only)).toBe(false);
+    await destroyDatabase(only); // nothing there: nothing to do
+  });
+
+  it('refuses a database an engine holds open (LOCKED), deleting nothing', async () => {
+    const db = await Engine.open(dir);
+    await db.put('a', '1');
+    const before = readdirSync(dir).sort();
+    await expect(destroyDatabase(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_LOCKED' });
+    expect(readdirSync(dir).sort()).toEqual(before);
+    expect(Buffer.from(db.getSync('a')!).toString()).toBe('1');
+    await db.close();
+  });
+});

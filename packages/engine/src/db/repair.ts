@@ -1,0 +1,257 @@
+/**
+ * `repairDatabase(dir)`: rebuilds the manifest from the files present, after the MANIFEST or CURRENT was lost or
+ * damaged (LevelDB's repairer, db/repair.cc). Under the directory's lock:
+ *
+ * 1. each WAL is replayed into a memtable and written to new level-0 tables, as far as its records hold (a log damaged
+ *    in the middle gives back the records before the damage); the log then moves to `lost/`;
+ * 2. each table is read through, entry by entry (every data block's checksum is checked on the way), for its key
+ *    range, entry count and largest sequence number; a table that does not read through moves to `lost/`;
+ * 3. the tables are renumbered in order of their largest sequence number, so that level 0's newest-first order (by
+ *    file number) is also the order of their writes; every table goes to level 0, where tables may overlap, and the
+ *    engine's compactions sort them into levels again;
+ * 4. a new manifest records them, with the last sequence the tables hold and a log number that retires every log;
+ *    CURRENT is pointed at it, and the old manifests move to `lost/`.
+ *
+ * Nothing is deleted: a file repair cannot use is moved into `lost/` (as LevelDB does), for the user to inspect.
+ * An interrupted repair leaves every record in some file of the directory; running repair again completes it.
+ */
+import { existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { CorruptionError, ioError } from '../base/errors.js';
+import { FileType, logFileName, manifestFileName, parseFileName, tableFileName } from '../base/filenames.js';
+import { sequenceOf, ValueKind } from '../base/internal-key.js';
+import { type EngineOptions, resolveOptions } from '../base/options.js';
+import { flushMemtable } from '../compaction/compaction-job.js';
+import { Memtable } from '../memtable/memtable.js';
+import { RecordReader } from '../record/record-reader.js';
+import { RecordWriter } from '../record/record-writer.js';
+import { TableReader } from '../table/table-reader.js';
+import type { FileMetaData } from '../version/version-edit.js';
+import { VersionEdit } from '../version/version-edit.js';
+import { setCurrentFile, syncDirectory } from '../version/version-set.js';
+import { builderOptions } from './background.js';
+import { LockFile } from './lock-file.js';
+import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
+
+/** The folder of a database directory where repair moves what it cannot use. */
+export const LOST_FOLDER = 'lost';
+
+/** What `repairDatabase` did. */
+export interface RepairReport {
+  /** Tables the new manifest lists (all at level 0). */
+  tables: number;
+  /** Entries in them (every version of every key, tombstones included). */
+  entries: number;
+  /** Logs replayed into new tables, and the records they gave back. */
+  logs: number;
+  logRecords: number;
+  /** The last sequence number recorded. */
+  lastSequence: number;
+  /** Files moved into `lost/`, by name, with why. */
+  lost: { file: string; reason: string }[];
+}
+
+/** Options of `repairDatabase`: the engine options the new tables are written with (compression, bloom filter...). */
+export type RepairOptions = Pick<
+  EngineOptions,
+  'blockSize' | 'blockRestartInterval' | 'bloomBitsPerKey' | 'compression' | 'zstdLevel' | 'writeBufferSize'
+>;
+
+/**
+ * Repairs the database in `dir` (see the top of the file). Rejects with EngineError LOCKED when an open engine
+ * holds it, INVALID_ARGUMENT for bad options, or IO; damaged files are reported in the result, not thrown.
+ */
+export async function repairDatabase(dir: string, options: RepairOptions = {}): Promise<RepairReport> {
+  const opts = resolveOptions(options);
+  const lock = LockFile.acquire(dir);
+  try {
+    return new Repairer(dir, builderOptions(opts), opts.writeBufferSize).run();
+  } finally {
+    lock.release();
+  }
+}
+
+/** Takes a batch's entries and does nothing: replaying into it checks the batch's framing. */
+const IGNORE: BatchHandler = { put: () => {}, del: () => {} };
+
+class Repairer {
+  private nextNumber = 1;
+  private readonly report: RepairReport = { tables: 0, entries: 0, logs: 0, logRecords: 0, lastSequence: 0, lost: [] };
+
+  constructor(
+    private readonly dir: string,
+    private readonly builder: ReturnType<typeof builderOptions>,
+    private readonly writeBufferSize: number,
+  ) {}
+
+  run(): RepairReport {
+    const names = readdirSync(this.dir);
+    const tables: number[] = [];
+    const logs: number[] = [];
+    const manifests: number[] = [];
+    for (const name of names) {
+      const f = parseFileName(name);
+      if (f === undefined) continue;
+      if (f.number >= this.nextNumber) this.nextNumber = f.number + 1;
+      if (f.type === FileType.Table) tables.push(f.number);
+      else if (f.type === FileType.Log) logs.push(f.number);
+      else if (f.type === FileType.Manifest) manifests.push(f.number);
+    }
+    logs.sort((a, b) => a - b);
+    for (const n of logs) tables.push(...this.convertLog(n));
+    const scanned: { meta: FileMetaData; maxSequence: number }[] = [];
+    for (const n of tables) {
+      const s = this.scanTable(n);
+      if (s !== undefined) scanned.push(s);
+    }
+    // Renumbered by largest sequence, oldest writes first: level 0 is read newest (highest number) first.
+    scanned.sort((a, b) => a.maxSequence - b.maxSequence || a.meta.number - b.meta.number);
+    const edit = new VersionEdit();
+    for (const s of scanned) {
+      const number = this.nextNumber++;
+      this.rename(tableFileName(this.dir, s.meta.number), tableFileName(this.dir, number));
+      edit.addFile(0, { ...s.meta, number });
+      this.report.entries += s.meta.entries;
+      if (s.maxSequence > this.report.lastSequence) this.report.lastSequence = s.maxSequence;
+    }
+    this.report.tables = scanned.length;
+    this.writeManifest(edit);
+    for (const n of manifests) this.moveToLost(manifestFileName(this.dir, n), 'replaced by the repaired manifest');
+    return this.report;
+  }
+
+  /** Replays log `n` into new tables (their numbers returned), then moves it to lost/. */
+  private convertLog(n: number): number[] {
+    const path = logFileName(this.dir, n);
+    const out: number[] = [];
+    let mem = new Memtable(0);
+    const flush = () => {
+      if (mem.count === 0) return;
+      const number = this.nextNumber++;
+      const result = flushMemtable({
+        kind: 'flush',
+        dir: this.dir,
+        number,
+        memtable: mem.share(),
+        builder: this.builder,
+      });
+      if (result.outputs.length > 0) out.push(number);
+    };
+    const handler: BatchHandler = {
+      put: (buf, ks, kl, vs, vl, seq) => mem.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
+      del: (buf, ks, kl, seq) => mem.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
+    };
+    const cursor = new Int32Array(1);
+    let reason = 'replayed into tables';
+    try {
+      const reader = new RecordReader(path, 'damaged');
+      for (let rec = reader.readRecord(); rec; rec = reader.readRecord()) {
+        const count = batchCount(rec);
+        if (!mem.hasRoomFor(rec.length, count)) {
+          flush();
+          mem = new Memtable(Math.max(this.writeBufferSize, Memtable.capacityForBatch(rec.length, count)));
+        }
+        const seq = batchSequence(rec);
+        // Checked whole before any of it is applied: a batch comes back entirely or not at all.
+        replayBatch(rec, rec.length, seq, IGNORE, cursor, path, reader.recordOffset);
+        replayBatch(rec, rec.length, seq, handler, cursor, path, reader.recordOffset);
+        this.report.logRecords++;
+      }
+    } catch (err) {
+      if (!(err instanceof CorruptionError)) throw err;
+      // The records before the damage are in `mem`.
+      reason = `replayed up to the damage: ${err.message}`;
+    }
+    flush();
+    this.report.logs++;
+    this.moveToLost(path, reason);
+    return out;
+  }
+
+  /** Reads table `n` through for its metadata; a table that does not read moves to lost/. */
+  private scanTable(n: number): { meta: FileMetaData; maxSequence: number } | undefined {
+    const path = tableFileName(this.dir, n);
+    let reader: TableReader;
+    try {
+      reader = TableReader.open(path, { fileNumber: n, verifyChecksums: true });
+    } catch (err) {
+      if (!(err instanceof CorruptionError)) throw err;
+      this.moveToLost(path, err.message);
+      return undefined;
+    }
+    let smallest: Uint8Array | undefined;
+    let largest: Uint8Array | undefined;
+    let entries = 0;
+    let maxSequence = 0;
+    const it = reader.iterator({ fillCache: false });
+    try {
+      for (it.seekToFirst(); it.valid(); it.next()) {
+        const k = it.key();
+        if (smallest === undefined) smallest = k.slice();
+        largest = k;
+        entries++;
+        const seq = sequenceOf(k);
+        if (seq > maxSequence) maxSequence = seq;
+      }
+      largest = largest?.slice();
+    } catch (err) {
+      if (!(err instanceof CorruptionError)) throw err;
+      it.close();
+      reader.close();
+      this.moveToLost(path, err.message);
+      return undefined;
+    }
+    it.close();
+    const size = reader.fileSize;
+    reader.close();
+    if (smallest === undefined || largest === undefined) {
+      this.moveToLost(path, 'the table holds no entry');
+      return undefined;
+    }
+    return { meta: { number: n, size, entries, smallest, largest }, maxSequence };
+  }
+
+  /** Writes the new manifest with `edit`'s tables and points CURRENT at it, durably. */
+  private writeManifest(edit: VersionEdit): void {
+    const manifestNumber = this.nextNumber++;
+    const tempNumber = this.nextNumber++;
+    // Every log was replayed (and moved): the log number retires them all; the next open starts a new one.
+    edit.logNumber = this.nextNumber;
+    edit.nextFileNumber = this.nextNumber;
+    edit.lastSequence = this.report.lastSequence;
+    const writer = new RecordWriter(manifestFileName(this.dir, manifestNumber));
+    try {
+      const bytes = edit.encode();
+      writer.addRecord(bytes, 0, bytes.length);
+      writer.writePending();
+      writer.syncNow();
+    } finally {
+      writer.close();
+    }
+    setCurrentFile(this.dir, manifestNumber, tempNumber);
+  }
+
+  private rename(from: string, to: string): void {
+    if (from === to) return;
+    try {
+      renameSync(from, to);
+    } catch (err) {
+      throw ioError('renaming', `${from} to ${to}`, err);
+    }
+  }
+
+  /** Moves `path` into lost/ (never over a file already there), and records why. */
+  private moveToLost(path: string, reason: string): void {
+    const lost = join(this.dir, LOST_FOLDER);
+    try {
+      mkdirSync(lost, { recursive: true });
+    } catch (err) {
+      throw ioError('creating', lost, err);
+    }
+    let target = join(lost, basename(path));
+    for (let i = 1; existsSync(target); i++) target = join(lost, `${basename(path)}.${i}`);
+    this.rename(path, target);
+    syncDirectory(this.dir);
+    this.report.lost.push({ file: basename(path), reason });
+  }
+}

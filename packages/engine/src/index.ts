@@ -4,3 +4,4 @@ export { Engine, type EngineStats, type ReadOptions, type WriteOperation, type W
 export { ENTRY_HEADER_SIZE, EngineIterator, type Entry, type IteratorOptions } from './db/engine-iterator.js';
 export type { Snapshot } from './db/snapshot.js';
 export { type Bytes, MAX_KEY_SIZE, MAX_VALUE_SIZE, WriteBatch } from './db/write-batch.js';
+export { forEachUpdate, type UpdateBatch, type UpdatesSince, type UpdateVisitor } from './db/updates-since.js';

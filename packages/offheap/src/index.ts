@@ -3,13 +3,16 @@ export { OFFHEAP_ERRORS, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes 
 export {
   MAX_KEY_BYTES,
   type MapKey,
+  type MapOpenStats,
   type OffHeapMapOpenOptions,
   type OffHeapMapOptions,
   type OffHeapMapStats,
 } from './map/map-options.js';
+export type { MapCheckpoint } from './map/map-checkpoint.js';
 export { OffHeapMap } from './map/offheap-map.js';
 export type { RangeOptions, RangePage } from './map/ordered-range.js';
 export { MAX_RECORD_BYTES } from './memory/arena.js';
+export type { ImageScheduleStats } from './persist/image-schedule.js';
 export { type ImageLoader, type NativeStatus, nativeStatus } from './persist/native.js';
 export { attach, OffHeapMapReader } from './shared/offheap-reader.js';
 export type { WorkerFunction } from './shared/parallel-task.js';

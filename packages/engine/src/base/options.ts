@@ -63,6 +63,12 @@ export interface EngineOptions {
   zstdLevel?: number;
   /** Check block checksums on every read, not only during compaction. Default true. */
   verifyChecksums?: boolean;
+  /**
+   * Keep the WALs holding writes after this sequence even once their data is in tables, for a consumer that reads
+   * them back with `Engine.updatesSince` (a map image's sequence); moved later by `Engine.retainWalAfter`. Default
+   * -1: no pin, a WAL is deleted as soon as its data is in tables. See db/wal-retention.ts.
+   */
+  retainWalAfter?: number;
 }
 
 export type ResolvedOptions = Readonly<Required<EngineOptions>>;
@@ -88,6 +94,7 @@ const DEFAULTS: ResolvedOptions = {
   compression: 'snappy',
   zstdLevel: ZSTD_DEFAULT_LEVEL,
   verifyChecksums: true,
+  retainWalAfter: -1,
 };
 
 function int(name: string, v: number, min: number, max: number): number {
@@ -127,5 +134,6 @@ export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
     throw invalidArgument(`option compression must be one of ${COMPRESSIONS.join(', ')}, got ${String(o.compression)}`);
   }
   int('zstdLevel', o.zstdLevel, ZSTD_MIN_LEVEL, ZSTD_MAX_LEVEL);
+  int('retainWalAfter', o.retainWalAfter, -1, Number.MAX_SAFE_INTEGER);
   return Object.freeze(o);
 }

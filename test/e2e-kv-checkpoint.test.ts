@@ -29,7 +29,7 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const post = (body: unknown, token: string | undefined = TOKEN) =>
+const post = (body: unknown, token: string | null = TOKEN) =>
   fetch(`${server.httpUrl}/v1/kv/_checkpoint`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -64,7 +64,7 @@ describe('KV checkpoint', () => {
   });
 
   it('over HTTP behind the token: 401 without it, the copy with it', async () => {
-    const refused = await post({ name: 'http' }, undefined);
+    const refused = await post({ name: 'http' }, null);
     expect(refused.status).toBe(401);
     expect(readdirSync(checkpoints)).not.toContain('http');
     const ok = await post({ name: 'nested/http' });

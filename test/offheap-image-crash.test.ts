@@ -45,14 +45,14 @@ const map = await OffHeapMap.open({
   imageEvery: { bytes: 24 * 1024, seconds: 0 },
   engine: { writeBufferSize: 64 * 1024, targetFileSize: 32 * 1024, level0CompactionTrigger: 2 },
 });
-process.stdout.write('opened ' + map.openStats.source + '\n');
+process.stdout.write('opened ' + map.openStats.source + '\\n');
 for (let i = Number(startText); ; i++) {
   const o = op(seed, i);
   if (o.value === undefined) map.delete(o.key);
   else map.set(o.key, o.value);
   if (i % 8 === 7) {
     await map.durable();
-    process.stdout.write('ack ' + i + '\n');
+    process.stdout.write('ack ' + i + '\\n');
     // A turn of the event loop now and then: an image's fsync and rename complete on it.
     if (i % 64 === 63) await new Promise((resolve) => setImmediate(resolve));
   }
@@ -133,11 +133,11 @@ describe('a persisted OffHeapMap with periodic images, killed with SIGKILL at ra
     const next = kills(seed);
     let replayedTotal = 0;
     let midImage = 0;
-    const CYCLES = 24;
+    const CYCLES = 16;
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       // Most kills land after some writes, some right after the open; images run all the time (every ~24 KiB).
       const r = next();
-      const acks = r % 7 === 0 ? 0 : 1 + (r % 120);
+      const acks = r % 7 === 0 ? 0 : 1 + (r % 50);
       const run = await runAndKill(dir, seed, model.applied + 1, acks);
       if (cycle > 0) expect(run.opened).toBe('image'); // the previous check closed the map cleanly
       if (existsSync(join(dir, 'MAPIMAGE.tmp'))) midImage++;

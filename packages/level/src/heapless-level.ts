@@ -60,6 +60,7 @@ const ENGINE_OPTION_NAMES: Readonly<Record<keyof EngineOptions, true>> = {
   compression: true,
   zstdLevel: true,
   verifyChecksums: true,
+  retainWalAfter: true,
 };
 
 /** Keys deleted per engine batch by `clear()`. */

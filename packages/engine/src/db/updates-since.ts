@@ -2,8 +2,8 @@
  * The writes after a sequence number, read back from the WALs (RocksDB's `GetUpdatesSince`): what a consumer that
  * holds the state as of sequence S (a map image) replays to catch up, instead of reading everything. The logs are
  * those in the directory — the live one, the frozen memtables', and the older ones a retention pin kept
- * (db/wal-retention.ts) — read in number order; their batches must continue S without a gap up to the engine's
- * last sequence, or the answer says the engine no longer has them (the consumer then rebuilds from the tables).
+ * (db/wal-retention.ts) — read in number order; their batches must continue S without a gap, or the answer says the
+ * engine no longer has them (the consumer then rebuilds from the tables).
  */
 import { readdirSync } from 'node:fs';
 import { CorruptionError, EngineError } from '../base/errors.js';
@@ -69,8 +69,10 @@ export function readUpdatesSince(dir: string, after: number, last: number): Upda
     throw err;
   }
   if (next === -1) return { ok: false, reason: `no log holds the writes after sequence ${after}` };
-  if (next !== last + 1) return { ok: false, reason: `the logs end at sequence ${next - 1}, the engine at ${last}` };
-  return { ok: true, batches, updates: last - after };
+  // The logs may end before `last`: a checkpoint's copy records the source's last sequence, its WALs only the writes
+  // that had reached them (unacknowledged ones need not). Nothing the engine holds lies beyond them: logs are deleted
+  // oldest first, never one newer than a log kept, and every table came from a log at least as old.
+  return { ok: true, batches, updates: next - 1 - after };
 }
 
 function gap(after: number, seq: number, log: number): string {

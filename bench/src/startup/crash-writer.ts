@@ -29,7 +29,7 @@ async function main([dir, recordsText]: string[]): Promise<void> {
   if (!(await map.writeImage())) throw new Error('the map image was not written');
   await rewrite(n);
   process.send!({ kind: 'ready', image: map.imageStats() });
-  await new Promise(() => {}); // killed here
+  setInterval(() => {}, 60_000); // killed here (a pending promise alone would let the process exit)
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -30,7 +30,7 @@ import {
   packImageMeta,
   prepareDirectory,
 } from '../persist/persistence.js';
-import { applySuffix, LOGS_GONE, type ReplaySuffix, replaySuffix } from './map-replay.js';
+import { applySuffix, imageForReplay, LOGS_GONE, type ReplaySuffix, replaySuffix } from './map-replay.js';
 import type { StructLayout } from '../struct.js';
 import { MapCodec } from './map-codec.js';
 import { capacityFor, MapIndex } from './map-index.js';
@@ -171,7 +171,7 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
       codec: s.structType === null ? 'msgpack' : 'struct',
       struct: s.structType === null ? null : s.structType.signature,
     };
-    const { state, image, replay } = await directoryAndImage(engine, meta, pending);
+    const { state, image, replay, loader } = await directoryAndImage(engine, meta, pending);
     const fromImage = typeof image !== 'string';
     const persistence = new EnginePersistence(
       engine,
@@ -179,7 +179,6 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
       useImage ? { dir: options.dir, meta, loadedSequence: fromImage ? image.sequence : -1 } : null,
     );
     if (fromImage) {
-      const loader = typeof pending === 'string' ? null : pending.loader;
       const origin = { loadedFrom: 'image', imageLoader: loader, imageRejected: null, replayed: 0 } as const;
       const parts = assemble(s, state.structures, 0, persistence, origin);
       restoreImage(parts, image);
@@ -336,8 +335,10 @@ async function directoryAndImage(
   engine: Engine,
   want: MapMeta,
   pending: PendingImage | string,
-): Promise<{ state: DirectoryState; image: ImageContent | string; replay: ReplaySuffix | null }> {
-  if (typeof pending === 'string') return { state: await prepareDirectory(engine, want), image: pending, replay: null };
+): Promise<{ state: DirectoryState; image: ImageContent | string; replay: ReplaySuffix | null; loader: ImageLoader }> {
+  if (typeof pending === 'string') {
+    return { state: await prepareDirectory(engine, want), image: pending, replay: null, loader: 'read' };
+  }
   let current: DirectoryState | string;
   let replay: ReplaySuffix | string;
   try {
@@ -348,13 +349,14 @@ async function directoryAndImage(
     pending.drop();
     throw err;
   }
-  if (typeof current !== 'string') return { state: current, image: pending.finish(), replay: null };
+  if (typeof current !== 'string') return { state: current, image: pending.finish(), replay: null, loader: pending.loader };
   if (typeof replay !== 'string') {
     // The engine's meta keys, not the image's: the writes after it may have added structures.
     const state = await prepareDirectory(engine, want);
-    const image = pending.finish();
-    if (typeof image !== 'string') return { state, image, replay };
-    return { state, image: `${current}; ${image}`, replay: null };
+    const loading = imageForReplay(engine.location, pending, replay.updates);
+    const image = loading === null ? 'image changed while it was loaded' : loading.finish();
+    if (typeof image !== 'string') return { state, image, replay, loader: loading!.loader };
+    return { state, image: `${current}; ${image}`, replay: null, loader: 'read' };
   }
   pending.drop();
   if (replay.startsWith(LOGS_GONE)) {
@@ -362,5 +364,5 @@ async function directoryAndImage(
       code: 'HEAPLESS_IMAGE_REPLAY_UNAVAILABLE',
     });
   }
-  return { state: await prepareDirectory(engine, want), image: `${current}; ${replay}`, replay: null };
+  return { state: await prepareDirectory(engine, want), image: `${current}; ${replay}`, replay: null, loader: 'read' };
 }

@@ -15,7 +15,33 @@ import { type Engine, forEachUpdate, type UpdateBatch } from '@heapless/engine';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { isUtf8Key } from '../key-bytes.js';
 import type { MapParts } from './map-open.js';
+import { beginImageLoad, type PendingImage } from '../persist/image.js';
+import { native } from '../persist/native.js';
 import { IMAGE_KEY, NS_DATA } from '../persist/persistence.js';
+
+/**
+ * Replays of more writes than this load the image with plain reads rather than mapped: each write to a mapped page
+ * copies it on the first write (a page fault per page, tens of µs on a VM), which for thousands of scattered writes
+ * costs more than reading the whole image once (about a memcpy of it).
+ */
+const MAPPED_REPLAY_LIMIT = 256;
+
+/**
+ * The image to replay `updates` writes onto: `pending` itself, or for a large replay of a mapped image, the same
+ * file loaded again with plain reads (`pending` is then released). Null when the file no longer reads as the same
+ * image.
+ */
+export function imageForReplay(dir: string, pending: PendingImage, updates: number): PendingImage | null {
+  if (pending.loader !== 'mapped' || updates <= MAPPED_REPLAY_LIMIT || native === null) return pending;
+  pending.drop();
+  const again = beginImageLoad(dir, { ...native, loadSections: null });
+  if (typeof again === 'string') return null;
+  if (again.sequence !== pending.sequence || !Buffer.from(again.id).equals(pending.id)) {
+    again.drop();
+    return null;
+  }
+  return again;
+}
 
 /** How a reason starts when the engine no longer has the writes after the image (it deleted or lost the logs). */
 export const LOGS_GONE = "cannot replay the engine's writes after the image";

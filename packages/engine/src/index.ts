@@ -3,5 +3,5 @@ export type { Compression, EngineOptions } from './base/options.js';
 export { Engine, type EngineStats, type ReadOptions, type WriteOperation, type WriteOptions } from './db/engine.js';
 export { ENTRY_HEADER_SIZE, EngineIterator, type Entry, type IteratorOptions } from './db/engine-iterator.js';
 export type { Snapshot } from './db/snapshot.js';
-export { type Bytes, MAX_KEY_SIZE, MAX_VALUE_SIZE, WriteBatch } from './db/write-batch.js';
 export { forEachUpdate, type UpdateBatch, type UpdatesSince, type UpdateVisitor } from './db/updates-since.js';
+export { type Bytes, MAX_KEY_SIZE, MAX_VALUE_SIZE, WriteBatch } from './db/write-batch.js';

@@ -1,5 +1,6 @@
 export type { ArrayType, FieldSpec, FieldType, FieldValue, ScalarType, StructValue, Utf8Type } from '@heapless/struct';
 export { OFFHEAP_ERRORS, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
+export type { MapCheckpoint } from './map/map-checkpoint.js';
 export {
   MAX_KEY_BYTES,
   type MapKey,
@@ -8,7 +9,6 @@ export {
   type OffHeapMapOptions,
   type OffHeapMapStats,
 } from './map/map-options.js';
-export type { MapCheckpoint } from './map/map-checkpoint.js';
 export { OffHeapMap } from './map/offheap-map.js';
 export type { RangeOptions, RangePage } from './map/ordered-range.js';
 export { MAX_RECORD_BYTES } from './memory/arena.js';

@@ -18,9 +18,16 @@ export async function probeOffHeapCrash(dir: string, records: number): Promise<S
     const ms = performance.now() - started;
     checkListing(probe, value);
     const { source, replayed, imageRejected } = map.openStats;
-    if (source !== 'image' || replayed === 0) throw new Error(`opened by ${source}, ${replayed} replayed (${imageRejected})`);
+    if (source !== 'image' || replayed === 0)
+      throw new Error(`opened by ${source}, ${replayed} replayed (${imageRejected})`);
     if (map.size !== records) throw new Error(`the map holds ${map.size} records, expected ${records}`);
-    const replay: Sample = { case: 'WAL writes replayed', metric: 'count', value: replayed, unit: 'writes', better: 'lower' };
+    const replay: Sample = {
+      case: 'WAL writes replayed',
+      metric: 'count',
+      value: replayed,
+      unit: 'writes',
+      better: 'lower',
+    };
     return [timeSample(START_CASE, ms), replay, ...memorySamples()];
   } finally {
     await map.close();

@@ -128,6 +128,8 @@ describe('updatesSince and WAL retention', () => {
   });
 
   it('refuses a bad retainWalAfter option', async () => {
-    await expect(Engine.open(dir, { retainWalAfter: -2 })).rejects.toMatchObject({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' });
+    await expect(Engine.open(dir, { retainWalAfter: -2 })).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_INVALID_ARGUMENT',
+    });
   });
 });

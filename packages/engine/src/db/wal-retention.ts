@@ -12,8 +12,8 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { logFileName } from '../base/filenames.js';
-import { BATCH_HEADER_SIZE, batchSequence } from './write-batch.js';
 import { HEADER_SIZE, RecordType } from '../record/record-format.js';
+import { BATCH_HEADER_SIZE, batchSequence } from './write-batch.js';
 
 export class WalRetention {
   /** Writes with a sequence above this are kept in their logs; undefined: no pin. */

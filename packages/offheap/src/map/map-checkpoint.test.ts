@@ -90,9 +90,9 @@ describe('periodic map images', () => {
   });
 
   it('refuse a bad imageEvery option', async () => {
-    await expect(
-      OffHeapMap.open({ dir: freshDir(), imageEvery: { bytes: -1 } }),
-    ).rejects.toMatchObject({ code: OffHeapErrorCodes.INVALID_ARGUMENT });
+    await expect(OffHeapMap.open({ dir: freshDir(), imageEvery: { bytes: -1 } })).rejects.toMatchObject({
+      code: OffHeapErrorCodes.INVALID_ARGUMENT,
+    });
   });
 });
 

@@ -11,7 +11,7 @@
  * holds the writer for the image's capture.
  */
 import { copyFileSync, linkSync } from 'node:fs';
-import { join, relative, resolve, isAbsolute } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { invalidArgument } from '../errors.js';
 import { IMAGE_FILE } from '../persist/image.js';
 import type { ImageSchedule } from '../persist/image-schedule.js';

@@ -30,12 +30,12 @@ import {
   packImageMeta,
   prepareDirectory,
 } from '../persist/persistence.js';
-import { applySuffix, imageForReplay, LOGS_GONE, type ReplaySuffix, replaySuffix } from './map-replay.js';
 import type { StructLayout } from '../struct.js';
 import { MapCodec } from './map-codec.js';
 import { capacityFor, MapIndex } from './map-index.js';
 import type { MapSource, OffHeapMapOpenOptions, OffHeapMapOptions } from './map-options.js';
 import { MapParallel } from './map-parallel.js';
+import { applySuffix, imageForReplay, LOGS_GONE, type ReplaySuffix, replaySuffix } from './map-replay.js';
 import { MapSharing } from './map-sharing.js';
 import { MapStore } from './map-store.js';
 import { Seqlock } from './seqlock.js';
@@ -349,7 +349,8 @@ async function directoryAndImage(
     pending.drop();
     throw err;
   }
-  if (typeof current !== 'string') return { state: current, image: pending.finish(), replay: null, loader: pending.loader };
+  if (typeof current !== 'string')
+    return { state: current, image: pending.finish(), replay: null, loader: pending.loader };
   if (typeof replay !== 'string') {
     // The engine's meta keys, not the image's: the writes after it may have added structures.
     const state = await prepareDirectory(engine, want);

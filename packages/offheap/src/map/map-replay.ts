@@ -14,10 +14,10 @@
 import { type Engine, forEachUpdate, type UpdateBatch } from '@heapless/engine';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { isUtf8Key } from '../key-bytes.js';
-import type { MapParts } from './map-open.js';
 import { beginImageLoad, type PendingImage } from '../persist/image.js';
 import { native } from '../persist/native.js';
 import { IMAGE_KEY, NS_DATA } from '../persist/persistence.js';
+import type { MapParts } from './map-open.js';
 
 /**
  * Replays of more writes than this load the image with plain reads rather than mapped: each write to a mapped page
@@ -58,7 +58,10 @@ export interface ReplaySuffix {
  * The engine's writes after the image of `sequence` whose id is `id`, or why there are none to replay onto it: the
  * engine is behind the image, no longer has the logs, or its write at `sequence` is not this image's tag.
  */
-export async function replaySuffix(engine: Engine, image: { id: Uint8Array; sequence: number }): Promise<ReplaySuffix | string> {
+export async function replaySuffix(
+  engine: Engine,
+  image: { id: Uint8Array; sequence: number },
+): Promise<ReplaySuffix | string> {
   const last = engine.stats().lastSequence;
   if (image.sequence > last) return `image is of sequence ${image.sequence}, the engine only reaches ${last}`;
   const since = await engine.updatesSince(image.sequence - 1);
@@ -95,7 +98,7 @@ export function applySuffix(parts: MapParts, suffix: ReplaySuffix): number {
         `the engine's WAL holds key 0x${Buffer.from(bytes.subarray(0, 64)).toString('hex')} which is not UTF-8`,
       );
     }
-    const key = keysAreStrings ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8") : bytes;
+    const key = keysAreStrings ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8') : bytes;
     applied++;
     if (value === undefined) {
       const slot = index.find(key);

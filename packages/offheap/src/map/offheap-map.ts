@@ -10,17 +10,11 @@ import type { SharedMapHandle } from '../shared/shared-handle.js';
 import type { StructView, StructViewBase, ViewHost } from '../struct-view.js';
 import { viewNotPositioned } from '../struct-view.js';
 import { copyOf } from './copy-of.js';
-import type { MapCodec } from './map-codec.js';
 import { checkpointMap, type MapCheckpoint } from './map-checkpoint.js';
+import type { MapCodec } from './map-codec.js';
 import type { MapIndex } from './map-index.js';
 import { type MapOrigin, type MapParts, memoryParts, openParts, writeMapImage } from './map-open.js';
-import type {
-  MapKey,
-  MapOpenStats,
-  OffHeapMapOpenOptions,
-  OffHeapMapOptions,
-  OffHeapMapStats,
-} from './map-options.js';
+import type { MapKey, MapOpenStats, OffHeapMapOpenOptions, OffHeapMapOptions, OffHeapMapStats } from './map-options.js';
 import type { MapParallel } from './map-parallel.js';
 import type { MapSharing } from './map-sharing.js';
 import type { MapStore } from './map-store.js';

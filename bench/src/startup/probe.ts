@@ -12,6 +12,10 @@ const probes: Readonly<Record<string, (dir: string, records: number) => Promise<
     (await import('./probes/offheap-map-probe.js')).probeOffHeapMap(dir, records, true),
   'offheap-scan': async (dir, records) =>
     (await import('./probes/offheap-map-probe.js')).probeOffHeapMap(dir, records, false),
+  'offheap-crash': async (dir, records) =>
+    (await import('./probes/offheap-crash-probe.js')).probeOffHeapCrash(dir, records),
+  'offheap-checkpoint': async (dir, records) =>
+    (await import('./probes/offheap-checkpoint-probe.js')).probeOffHeapCheckpoint(dir, records),
   'map-rebuild': async (dir, records) => (await import('./probes/map-rebuild-probe.js')).probeMapRebuild(dir, records),
   lmdb: async (dir, records) => (await import('./probes/lmdb-probe.js')).probeLmdb(dir, records),
   'fs-read': async (dir) => (await import('./probes/fs-read-probe.js')).probeFsRead(dir),

@@ -44,6 +44,8 @@ export const ERROR_CODES = {
   HOST_NOT_ALLOWED: { wire: 201, status: 421, message: 'host not allowed' },
   /** A browser's `Origin` that is not on the server's allowed origins (another site's page); close 4403. */
   ORIGIN_NOT_ALLOWED: { wire: 202, status: 403, message: 'origin not allowed' },
+  /** An administrative call this server does not allow (a KV checkpoint where no checkpoint root is configured). */
+  FORBIDDEN: { wire: 203, status: 403, message: 'not allowed on this server' },
   /** The actor's method threw an error that carries no heapless code; the message is the error's message. */
   ACTOR_ERROR: { wire: 300, status: 500, message: 'the actor method failed' },
   /** The arguments have the wrong number or types; raised by the actor's own checks. */

@@ -15,5 +15,6 @@ export {
   type VerifyReport,
   verifyDatabase,
 } from './db/verify.js';
+export { forEachUpdate, type UpdateBatch, type UpdatesSince, type UpdateVisitor } from './db/updates-since.js';
 export { type Bytes, MAX_KEY_SIZE, MAX_VALUE_SIZE, WriteBatch } from './db/write-batch.js';
 export type { TableProperties } from './table/table-properties.js';

@@ -63,6 +63,7 @@ const ENGINE_OPTION_NAMES: Readonly<Record<keyof EngineOptions, true>> = {
   readOnly: true,
   follower: true,
   periodicCompaction: true,
+  retainWalAfter: true,
 };
 
 /** Keys deleted per engine batch by `clear()`. */

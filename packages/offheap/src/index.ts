@@ -2,9 +2,11 @@ export type { ArrayType, FieldSpec, FieldType, FieldValue, ScalarType, StructVal
 export { OFFHEAP_ERRORS, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
 export { type BatchResult, type BatchWriteOptions, MapBatch } from './map/map-batch.js';
 export { MAX_META_NAME_BYTES, MAX_META_VALUE_BYTES, type MapMetadata } from './map/map-meta.js';
+export type { MapCheckpoint } from './map/map-checkpoint.js';
 export {
   MAX_KEY_BYTES,
   type MapKey,
+  type MapOpenStats,
   type OffHeapMapOpenOptions,
   type OffHeapMapOptions,
   type OffHeapMapStats,
@@ -12,6 +14,7 @@ export {
 export { OffHeapMap } from './map/offheap-map.js';
 export type { RangeOptions, RangePage } from './map/ordered-range.js';
 export { MAX_RECORD_BYTES } from './memory/arena.js';
+export type { ImageScheduleStats } from './persist/image-schedule.js';
 export { type ImageLoader, type NativeStatus, nativeStatus } from './persist/native.js';
 export { attach, OffHeapMapReader } from './shared/offheap-reader.js';
 export type { WorkerFunction } from './shared/parallel-task.js';

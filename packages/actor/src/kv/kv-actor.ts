@@ -5,11 +5,12 @@ import {
   type KvBatchOptions,
   type KvBatchResult,
 } from '@heapless/client/protocol';
-import type { MapBatch, OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
+import type { MapBatch, MapCheckpoint, OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
 import { Actor } from '../runtime/actor.js';
 import { detach } from '../runtime/detach.js';
 import { storageWireCode } from '../server/wire-error.js';
 import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
+import { checkpointDirectory } from './kv-checkpoint.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
@@ -48,6 +49,21 @@ export interface KvActorOptions {
   maxPageBytes?: number;
   /** Operations (sets, deletes and metadata names together) in one `batch` or `setMany`; default 10,000. */
   maxBatchOps?: number;
+  /**
+   * The directory under which `checkpoint(name)` writes checkpoints (an operator's setting: callers name a
+   * checkpoint, never a path outside it). Without it, `checkpoint` is refused with FORBIDDEN.
+   */
+  checkpointRoot?: string;
+}
+
+/** What `checkpoint` answers. */
+export interface KvCheckpoint {
+  /** The checkpoint's directory on the server. */
+  dir: string;
+  /** The engine sequence of the map image in it (-1: none, the copy opens by a scan). */
+  imageSequence: number;
+  /** Milliseconds the checkpoint took. */
+  ms: number;
 }
 
 /** Per-write options. */
@@ -109,6 +125,7 @@ export class KvActor extends Actor {
     'getMeta',
     'setMeta',
     'deleteMeta',
+    'checkpoint',
   ] as const;
   readonly #map: OffHeapMap<string, unknown>;
   readonly #persistent: boolean;
@@ -117,6 +134,7 @@ export class KvActor extends Actor {
   readonly #maxPageBytes: number;
   readonly #maxResultBytes: number;
   readonly #maxBatchOps: number;
+  readonly #checkpointRoot: string | undefined;
 
   constructor(map: OffHeapMap<string, unknown>, opts: KvActorOptions = {}) {
     super();
@@ -127,6 +145,7 @@ export class KvActor extends Actor {
     this.#maxPageBytes = opts.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
     this.#maxResultBytes = opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.#maxBatchOps = opts.maxBatchOps ?? DEFAULT_MAX_BATCH_OPS;
+    this.#checkpointRoot = opts.checkpointRoot;
   }
 
   /** The stored bytes of `key`'s value, or undefined. */
@@ -315,6 +334,19 @@ export class KvActor extends Actor {
   /** Resolves once every write so far is fsynced (at once for a memory-only map). */
   flush(): Promise<void> {
     return detach(this.#map.flush());
+  }
+
+  /**
+   * Writes a consistent copy of the store, taken while writes go on, to the checkpoint `name` under the configured
+   * checkpoint root (see kv-checkpoint.ts); the copy opens elsewhere as the map, from its image. Resolves once the
+   * copy is complete. Errors: FORBIDDEN (no checkpoint root), BAD_ARGUMENTS (a name that leaves the root, or an
+   * existing non-empty directory), storage codes (a memory-only store: BAD_ARGUMENTS; an I/O failure).
+   */
+  checkpoint(name: string): Promise<KvCheckpoint> {
+    const dir = checkpointDirectory(this.#checkpointRoot, name);
+    return detach(
+      this.#map.checkpoint(dir).then((c: MapCheckpoint) => ({ dir: c.dir, imageSequence: c.imageSequence, ms: c.ms })),
+    );
   }
 
   override async onStop(): Promise<void> {

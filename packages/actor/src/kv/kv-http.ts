@@ -58,6 +58,8 @@ function decodeQueryPart(s: string): string {
  *   encoded to msgpack once. 204 once durable.
  * - `DELETE /v1/kv/:key[?sync=1]`: `{ deleted }`.
  * - `POST /v1/kv/_getMany` with a keys array: the values in order (null where missing).
+ * - `POST /v1/kv/_checkpoint` with `{ name }`: a live checkpoint under the server's checkpoint root (see
+ *   `KvActor.checkpoint`); `{ dir, imageSequence, ms }` once complete.
  * - `GET /v1/kv?prefix=&gte=&lt=&limit=&cursor=`: one page of `{ entries: [[key, value]], cursor }`; the query is
  *   decoded strictly (see `strictQuery`).
  * - `POST /v1/kv/_batch[?sync=1]` with `{ ops: [{ type: 'set', key, value } | { type: 'delete', key }], meta: { name:
@@ -167,6 +169,12 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
     const values = (await handle.call('getMany', [bodyValue(req)])) as (Uint8Array | undefined)[];
     if (wantsMsgpack(req)) return replier.value(req, reply, 200, values);
     return sendJson(reply, values.map(decoded));
+  });
+
+  scope.post('/v1/kv/_checkpoint', async (req, reply) => {
+    const body = bodyValue(req) as { name?: unknown } | null;
+    const result = await handle.call('checkpoint', [body?.name]);
+    return replier.value(req, reply, 200, result);
   });
 
   scope.get('/v1/kv', async (req, reply) => {

@@ -79,6 +79,12 @@ export interface EngineOptions {
    * periodic compaction); false: never. Default false.
    */
   periodicCompaction?: PeriodicCompactionSchedule | false;
+  /**
+   * Keep the WALs holding writes after this sequence even once their data is in tables, for a consumer that reads
+   * them back with `Engine.updatesSince` (a map image's sequence); moved later by `Engine.retainWalAfter`. Default
+   * -1: no pin, a WAL is deleted as soon as its data is in tables. See db/wal-retention.ts.
+   */
+  retainWalAfter?: number;
 }
 
 export type ResolvedOptions = Readonly<Required<EngineOptions>>;
@@ -107,6 +113,7 @@ const DEFAULTS: ResolvedOptions = {
   readOnly: false,
   follower: false,
   periodicCompaction: false,
+  retainWalAfter: -1,
 };
 
 function int(name: string, v: number, min: number, max: number): number {
@@ -155,6 +162,7 @@ export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
   }
   int('zstdLevel', o.zstdLevel, ZSTD_MIN_LEVEL, ZSTD_MAX_LEVEL);
   checkSchedule(o.periodicCompaction);
+  int('retainWalAfter', o.retainWalAfter, -1, Number.MAX_SAFE_INTEGER);
   return Object.freeze(o);
 }
 

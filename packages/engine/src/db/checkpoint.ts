@@ -14,23 +14,22 @@ import { setCurrentFile, syncDirectory } from '../version/version-set.js';
 
 /**
  * Copies the database in `from` into `to` as described by `edit` (a snapshot edit of the current version, whose
- * `logNumber` is the oldest WAL listed in `logs`). Throws EngineError INVALID_ARGUMENT if `to` exists and is not
- * empty, IO on failure.
+ * `logNumber` is the oldest WAL listed in `logs`). `retained`: older logs a retention pin keeps, linked like tables
+ * (nothing appends to them; the copy's recovery does not replay them, `updatesSince` reads them). Throws EngineError
+ * INVALID_ARGUMENT if `to` exists and is not empty, IO on failure.
  */
-export function createCheckpoint(from: string, to: string, edit: VersionEdit, logs: readonly number[]): void {
+export function createCheckpoint(
+  from: string,
+  to: string,
+  edit: VersionEdit,
+  logs: readonly number[],
+  retained: readonly number[] = [],
+): void {
   if (existsSync(to) && readdirSync(to).length > 0) throw invalidArgument(`checkpoint directory ${to} is not empty`);
   try {
     mkdirSync(to, { recursive: true });
-    for (const [, f] of edit.newFiles) {
-      const src = tableFileName(from, f.number);
-      const dst = tableFileName(to, f.number);
-      try {
-        linkSync(src, dst);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-        copyFileSync(src, dst);
-      }
-    }
+    for (const [, f] of edit.newFiles) linkOrCopy(tableFileName(from, f.number), tableFileName(to, f.number));
+    for (const n of retained) linkOrCopy(logFileName(from, n), logFileName(to, n));
     for (const n of logs) copyFileSync(logFileName(from, n), logFileName(to, n));
     // File numbers: the manifest and CURRENT's temporary take the next two; later numbers start after them.
     const manifestNumber = edit.nextFileNumber!;
@@ -50,5 +49,15 @@ export function createCheckpoint(from: string, to: string, edit: VersionEdit, lo
   } catch (err) {
     if (err instanceof EngineError) throw err;
     throw ioError('checkpoint to', to, err);
+  }
+}
+
+/** Hard-links `src` as `dst`, or copies it when they are on different file systems. */
+function linkOrCopy(src: string, dst: string): void {
+  try {
+    linkSync(src, dst);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    copyFileSync(src, dst);
   }
 }

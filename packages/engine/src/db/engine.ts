@@ -35,6 +35,8 @@ import { amplification, hitRate, propertyValue, type TableInfo, tablesOf } from 
 import { readOnlyError } from './read-only.js';
 import { type ReadOptions, ReadPath, toKey } from './read-path.js';
 import { type Snapshot, SnapshotList } from './snapshot.js';
+import { readUpdatesSince, type UpdatesSince } from './updates-since.js';
+import { WalRetention } from './wal-retention.js';
 import { type Bytes, WriteBatch } from './write-batch.js';
 import { WriteGate } from './write-gate.js';
 import { type WriteOperation, WritePath } from './write-path.js';
@@ -111,6 +113,7 @@ export class Engine {
   private readonly memtables: MemtableSet;
   private readonly gate: WriteGate;
   private readonly obsolete: ObsoleteFiles;
+  private readonly retention: WalRetention;
   private readonly jobs = new JobPool();
   private readonly background: BackgroundWork;
   private readonly writes: WritePath;
@@ -135,7 +138,8 @@ export class Engine {
     });
     this.memtables = db.view?.memtables ?? new MemtableSet(db.mem, db.logNumber);
     this.gate = new WriteGate(this.memtables, versions, options);
-    this.obsolete = new ObsoleteFiles(dir, versions, this.tableCache);
+    this.retention = new WalRetention(dir, options.retainWalAfter >= 0 ? options.retainWalAfter : undefined);
+    this.obsolete = new ObsoleteFiles(dir, versions, this.tableCache, this.retention);
     this.background = new BackgroundWork({
       dir,
       options,
@@ -317,7 +321,32 @@ export class Engine {
     const logs = logged ? this.memtables.logs() : [];
     const edit = this.versions.snapshotEdit();
     edit.logNumber = logs.length > 0 ? logs[0]! : this.versions.nextFileNumber;
-    createCheckpoint(this.location, dir, edit, logs);
+    // Logs a retention pin keeps go along (linked: nothing appends to them), so the copy can answer updatesSince.
+    createCheckpoint(this.location, dir, edit, logs, logged ? this.obsolete.retainedLogs() : []);
+  }
+
+  /**
+   * The writes after sequence `after`, read back from the WALs this engine still has (the live one, the frozen
+   * memtables', and older ones a retention pin kept; see `retainWalAfter`), as `{ ok: true, batches, updates }`
+   * (decode them with `forEachUpdate`), or `{ ok: false, reason }` when they are not all there any more (no WAL, a
+   * log deleted or damaged). Only writes acknowledged before the call are included. Rejects with CLOSED.
+   */
+  async updatesSince(after: number): Promise<UpdatesSince> {
+    if (this.closing) throw closedError(`engine ${this.location}`);
+    if (!this.writes.logged) return { ok: false, reason: 'the engine keeps no WAL (wal: false)' };
+    const last = this.versions.lastSequence;
+    await this.writes.written();
+    return readUpdatesSince(this.location, after, last);
+  }
+
+  /**
+   * Keeps the WALs holding writes after sequence `after` (undefined: none) from now on, even once their data is in
+   * tables, for `updatesSince`; logs the pin no longer keeps are deleted at once. Throws CLOSED.
+   */
+  retainWalAfter(after: number | undefined): void {
+    if (this.closing) throw closedError(`engine ${this.location}`);
+    this.retention.set(after);
+    this.obsolete.collect();
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * Deleting the files the database no longer needs (Pebble's obsolete_files.go): WALs older than the manifest's log
- * number, tables no referenced version lists and no running job is writing, manifests other than the live one, and
+ * number (unless a consumer's retention pin keeps them, db/wal-retention.ts), tables no referenced version lists and no running job is writing, manifests other than the live one, and
  * temporaries. Deletion runs off the event loop; a failed unlink (the file already gone) is retried by the next pass.
  *
  * Callers run a pass whenever something may have become obsolete: after a change is installed in the manifest, when
@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { FileType, parseFileName } from '../base/filenames.js';
 import type { TableCache } from '../table/table-cache.js';
 import type { VersionSet } from '../version/version-set.js';
+import type { WalRetention } from './wal-retention.js';
 
 export class ObsoleteFiles {
   private readonly dir: string;
@@ -23,10 +24,33 @@ export class ObsoleteFiles {
   /** Unlinks running, by file name. */
   private readonly deleting = new Map<string, Promise<void>>();
 
-  constructor(dir: string, versions: VersionSet, tableCache: TableCache) {
+  /** `retention`: the consumer's pin on WALs whose data is in tables (db/wal-retention.ts). */
+  constructor(
+    dir: string,
+    versions: VersionSet,
+    tableCache: TableCache,
+    private readonly retention?: WalRetention,
+  ) {
     this.dir = dir;
     this.versions = versions;
     this.tableCache = tableCache;
+  }
+
+  /** Logs below the manifest's log number that the retention pin keeps (present in the directory, not being deleted). */
+  retainedLogs(): number[] {
+    const logNumber = this.versions.logNumber;
+    const out: number[] = [];
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return out;
+    }
+    for (const name of names) {
+      const f = parseFileName(name);
+      if (f?.type === FileType.Log && f.number < logNumber && !this.deleting.has(name)) out.push(f.number);
+    }
+    return out.sort((a, b) => a - b);
   }
 
   /** Table `number` is about to be written: no pass deletes it until `release(number)`. */
@@ -53,13 +77,15 @@ export class ObsoleteFiles {
     } catch {
       return;
     }
+    const keepLogsFrom = this.retention === undefined ? Number.POSITIVE_INFINITY : this.keepLogsFrom(names);
     for (const name of names) {
       const f = parseFileName(name);
       if (!f) continue;
       let remove = false;
       switch (f.type) {
         case FileType.Log:
-          remove = f.number < versions.logNumber;
+          remove = f.number < versions.logNumber && f.number < keepLogsFrom;
+          if (remove) this.retention?.forget(f.number);
           break;
         case FileType.Table:
           remove = !live.has(f.number) && !this.pendingOutputs.has(f.number);
@@ -84,6 +110,16 @@ export class ObsoleteFiles {
         this.deleting.set(name, done);
       }
     }
+  }
+
+  /** The lowest log number the retention pin keeps among the logs in `names`. */
+  private keepLogsFrom(names: readonly string[]): number {
+    const logs: number[] = [];
+    for (const name of names) {
+      const f = parseFileName(name);
+      if (f?.type === FileType.Log) logs.push(f.number);
+    }
+    return this.retention!.keepFrom(logs);
   }
 
   /** Resolves once the unlinks started so far are done (close waits for them). */

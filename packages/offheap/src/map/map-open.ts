@@ -16,6 +16,7 @@ import { isUtf8Key } from '../key-bytes.js';
 import { Arena } from '../memory/arena.js';
 import { HashTable } from '../memory/hash-table.js';
 import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from '../persist/image.js';
+import { type ImageEvery, ImageSchedule, imageEveryOf } from '../persist/image-schedule.js';
 import type { ImageLoader } from '../persist/native.js';
 import {
   type DirectoryState,
@@ -34,6 +35,7 @@ import { MapCodec } from './map-codec.js';
 import { capacityFor, MapIndex } from './map-index.js';
 import type { MapSource, OffHeapMapOpenOptions, OffHeapMapOptions } from './map-options.js';
 import { MapParallel } from './map-parallel.js';
+import { applySuffix, imageForReplay, LOGS_GONE, type ReplaySuffix, replaySuffix } from './map-replay.js';
 import { MapSharing } from './map-sharing.js';
 import { MapStore } from './map-store.js';
 import { Seqlock } from './seqlock.js';
@@ -48,6 +50,8 @@ export interface MapOrigin {
   readonly loadedFrom: MapSource;
   readonly imageLoader: ImageLoader | null;
   readonly imageRejected: string | null;
+  /** Writes replayed from the engine's WAL onto the image (0 for a current image, a scan or a memory map). */
+  readonly replayed: number;
 }
 
 /** Everything a map is made of, handed whole to its constructor. */
@@ -64,6 +68,8 @@ export interface MapParts<F extends FieldSpec = FieldSpec> {
   /** The engine side of a persisted map; null for a memory-only map. */
   readonly persistence: MapPersistence | null;
   readonly origin: MapOrigin;
+  /** The periodic image writer of a persisted map that keeps an image, else null. */
+  readonly images: ImageSchedule | null;
 }
 
 /** The options every map takes, checked (INVALID_ARGUMENT). */
@@ -125,10 +131,11 @@ function assemble<F extends FieldSpec>(
     parallel,
     persistence,
     origin,
+    images: null,
   };
 }
 
-const IN_MEMORY: MapOrigin = { loadedFrom: 'memory', imageLoader: null, imageRejected: null };
+const IN_MEMORY: MapOrigin = { loadedFrom: 'memory', imageLoader: null, imageRejected: null, replayed: 0 };
 
 /** The parts of an empty memory-only map. Throws INVALID_ARGUMENT on bad options. */
 export function memoryParts<F extends FieldSpec>(options: OffHeapMapOptions<F>): MapParts<F> {
@@ -145,11 +152,14 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
   const s = settingsOf(options);
   const sync = options.sync ?? false;
   const useImage = options.image ?? true;
+  const every = useImage ? imageEveryOf(options.imageEvery) : null;
   // The image's sections are mapped and checksummed on a native thread while the engine opens.
   const pending = useImage ? beginImageLoad(options.dir) : 'map images disabled';
   let engine: Engine;
   try {
-    engine = await Engine.open(options.dir, { ...options.engine, sync });
+    // The WAL after the image's tag stays until a newer image is written: an open after a crash replays it.
+    const pin = typeof pending === 'string' ? {} : { retainWalAfter: Math.max(-1, pending.sequence - 1) };
+    engine = await Engine.open(options.dir, { ...options.engine, sync, ...pin });
   } catch (err) {
     if (typeof pending !== 'string') pending.drop();
     throw err;
@@ -161,7 +171,7 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
       codec: s.structType === null ? 'msgpack' : 'struct',
       struct: s.structType === null ? null : s.structType.signature,
     };
-    const { state, image } = await directoryAndImage(engine, meta, pending);
+    const { state, image, replay, loader } = await directoryAndImage(engine, meta, pending);
     const fromImage = typeof image !== 'string';
     const persistence = new EnginePersistence(
       engine,
@@ -169,22 +179,20 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
       useImage ? { dir: options.dir, meta, loadedSequence: fromImage ? image.sequence : -1 } : null,
     );
     if (fromImage) {
-      const loader = typeof pending === 'string' ? null : pending.loader;
-      const parts = assemble(s, state.structures, 0, persistence, {
-        loadedFrom: 'image',
-        imageLoader: loader,
-        imageRejected: null,
-      });
+      const origin = { loadedFrom: 'image', imageLoader: loader, imageRejected: null, replayed: 0 } as const;
+      const parts = assemble(s, state.structures, 0, persistence, origin);
       restoreImage(parts, image);
-      return parts;
+      const replayed = replay === null ? 0 : applySuffix(parts, replay);
+      return withImages({ ...parts, origin: { ...origin, replayed } }, persistence, options.dir, every);
     }
     const parts = assemble(s, state.structures, Math.max(s.capacity, state.countHint), persistence, {
       loadedFrom: 'scan',
       imageLoader: null,
       imageRejected: image,
+      replayed: 0,
     });
     await loadFromEngine(engine, parts, options.loadBufferBytes ?? LOAD_BUFFER_BYTES);
-    return parts;
+    return withImages(parts, persistence, options.dir, every);
   } catch (err) {
     await engine.close();
     throw err;
@@ -198,8 +206,27 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
  */
 export function writeMapImage(tag: ImageTag, index: MapIndex, arena: Arena, store: MapStore, codec: MapCodec): void {
   index.finishGrowth();
+  const content = imageContentOf(tag, index, arena, store, codec);
+  try {
+    writeImage(tag.dir, content, (i) => arena.usedBytesOf(i));
+  } catch (err) {
+    process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
+  }
+}
+
+/**
+ * The map's memory as an image's content, tagged with `tag` (its id and engine sequence). Views of the live
+ * buffers, not copies: write it out before the map changes again. The index must not be growing.
+ */
+function imageContentOf(
+  tag: { id: Uint8Array; sequence: number; meta: MapMeta },
+  index: MapIndex,
+  arena: Arena,
+  store: MapStore,
+  codec: MapCodec,
+): ImageContent {
   const t = index.table;
-  const content: ImageContent = {
+  return {
     id: tag.id,
     sequence: tag.sequence,
     entries: index.count,
@@ -212,11 +239,30 @@ export function writeMapImage(tag: ImageTag, index: MapIndex, arena: Arena, stor
     arena: arena.state(),
     meta: packImageMeta(tag.meta, codec.structures()),
   };
-  try {
-    writeImage(tag.dir, content, (i) => arena.usedBytesOf(i));
-  } catch (err) {
-    process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
-  }
+}
+
+/** `parts` with the periodic image writer `every` asks for (none when the map keeps no image). */
+function withImages<F extends FieldSpec>(
+  parts: MapParts<F>,
+  persistence: EnginePersistence,
+  dir: string,
+  every: ImageEvery | null,
+): MapParts<F> {
+  if (every === null) return parts;
+  const { index, arena, store, codec, sharing } = parts;
+  const meta = persistence.imageMeta!;
+  const images = new ImageSchedule(persistence, dir, every, {
+    ready: () => index.old === null || index.pins === 0,
+    capture: (id, sequence) => {
+      // Growth pending: finish it (readers learn the new layout) so that the image has one table.
+      if (index.finishGrowth()) sharing.publish();
+      return {
+        content: imageContentOf({ id, sequence, meta }, index, arena, store, codec),
+        segmentBytes: (i) => arena.usedBytesOf(i),
+      };
+    },
+  });
+  return { ...parts, images };
 }
 
 /** Takes the memory of a map image into fresh parts. */
@@ -289,16 +335,35 @@ async function directoryAndImage(
   engine: Engine,
   want: MapMeta,
   pending: PendingImage | string,
-): Promise<{ state: DirectoryState; image: ImageContent | string }> {
-  if (typeof pending === 'string') return { state: await prepareDirectory(engine, want), image: pending };
+): Promise<{ state: DirectoryState; image: ImageContent | string; replay: ReplaySuffix | null; loader: ImageLoader }> {
+  if (typeof pending === 'string') {
+    return { state: await prepareDirectory(engine, want), image: pending, replay: null, loader: 'read' };
+  }
   let current: DirectoryState | string;
+  let replay: ReplaySuffix | string;
   try {
     current = directoryFromImage(engine, want, pending);
+    // Not current: an image written while the map ran, followed by more writes the engine still has (map-replay.ts).
+    replay = typeof current === 'string' ? await replaySuffix(engine, pending) : 'current';
   } catch (err) {
     pending.drop();
     throw err;
   }
-  if (typeof current !== 'string') return { state: current, image: pending.finish() };
+  if (typeof current !== 'string')
+    return { state: current, image: pending.finish(), replay: null, loader: pending.loader };
+  if (typeof replay !== 'string') {
+    // The engine's meta keys, not the image's: the writes after it may have added structures.
+    const state = await prepareDirectory(engine, want);
+    const loading = imageForReplay(engine.location, pending, replay.updates);
+    const image = loading === null ? 'image changed while it was loaded' : loading.finish();
+    if (typeof image !== 'string') return { state, image, replay, loader: loading!.loader };
+    return { state, image: `${current}; ${image}`, replay: null, loader: 'read' };
+  }
   pending.drop();
-  return { state: await prepareDirectory(engine, want), image: current };
+  if (replay.startsWith(LOGS_GONE)) {
+    process.emitWarning(`map image of ${engine.location} not used, the map is rebuilt by a scan: ${replay}`, {
+      code: 'HEAPLESS_IMAGE_REPLAY_UNAVAILABLE',
+    });
+  }
+  return { state: await prepareDirectory(engine, want), image: `${current}; ${replay}`, replay: null, loader: 'read' };
 }

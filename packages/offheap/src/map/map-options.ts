@@ -42,6 +42,23 @@ export interface OffHeapMapOpenOptions<F extends FieldSpec = FieldSpec> extends 
    * is used only if it matches the engine exactly (see FORMAT.md §10); otherwise the open scans the engine.
    */
   image?: boolean;
+  /**
+   * When the map writes its image while it runs (with `image`), besides at close: after `bytes` bytes of keys and
+   * values written (default 64 MiB) and every `seconds` with writes (default 60); 0 turns either off, false both.
+   * An open after a crash loads the newest image and replays the engine's writes after it (FORMAT.md §11). Each
+   * image holds the writer while the map's memory is written to the page cache (tens of ms per GB).
+   */
+  imageEvery?: { bytes?: number; seconds?: number } | false;
+}
+
+/** How an open filled the map (`map.openStats`). */
+export interface MapOpenStats {
+  /** `'image'`: from its map image; `'scan'`: rebuilt from the engine; `'memory'`: a memory-only map. */
+  readonly source: MapSource;
+  /** Engine writes replayed from the WAL onto the image (an image written while the map ran, then a crash). */
+  readonly replayed: number;
+  /** Why the image was not used, when the open scanned. */
+  readonly imageRejected: string | null;
 }
 
 /** How a map got its contents (`stats().loadedFrom`). */

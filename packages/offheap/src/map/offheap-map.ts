@@ -3,6 +3,7 @@ import type { FieldSpec } from '@heapless/struct';
 import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import { type MapPersistence, NS_USER_META } from '../persist/persistence.js';
+import type { ImageSchedule, ImageScheduleStats } from '../persist/image-schedule.js';
 import type { WorkerFunction } from '../shared/parallel-task.js';
 import { RecordCursor, type ScanCursor } from '../shared/record-cursor.js';
 import type { SharedMapHandle } from '../shared/shared-handle.js';
@@ -10,11 +11,12 @@ import type { StructView, StructViewBase, ViewHost } from '../struct-view.js';
 import { viewNotPositioned } from '../struct-view.js';
 import { copyOf } from './copy-of.js';
 import { type BatchResult, type BatchWriteOptions, MapBatch } from './map-batch.js';
+import { checkpointMap, type MapCheckpoint } from './map-checkpoint.js';
 import type { MapCodec } from './map-codec.js';
 import type { MapIndex } from './map-index.js';
 import { MapMetadata, MemoryMetadata } from './map-meta.js';
 import { type MapOrigin, type MapParts, memoryParts, openParts, writeMapImage } from './map-open.js';
-import type { MapKey, OffHeapMapOpenOptions, OffHeapMapOptions, OffHeapMapStats } from './map-options.js';
+import type { MapKey, MapOpenStats, OffHeapMapOpenOptions, OffHeapMapOptions, OffHeapMapStats } from './map-options.js';
 import type { MapParallel } from './map-parallel.js';
 import type { MapSharing } from './map-sharing.js';
 import type { MapStore } from './map-store.js';
@@ -62,6 +64,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private readonly persistence: MapPersistence | null;
   private readonly origin: MapOrigin;
   private readonly memoryMeta: MemoryMetadata;
+  private readonly images: ImageSchedule | null;
+  /** The engine directory of a persisted map. */
+  private readonly dir: string | null;
   private closed = false;
   /** msgpackr structures grew and the engine has not been given them yet (it gets them with the next value). */
   private unsavedStructures = false;
@@ -91,6 +96,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       },
       NS_USER_META,
     );
+    this.images = parts.images;
+    this.dir = (options as Partial<OffHeapMapOpenOptions<F>>).dir ?? null;
   }
 
   /**
@@ -336,6 +343,41 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     };
   }
 
+  /** How the last open filled the map: from its image (and how many WAL writes it replayed onto it), or a scan. */
+  get openStats(): MapOpenStats {
+    const o = this.origin;
+    return { source: o.loadedFrom, replayed: o.replayed, imageRejected: o.imageRejected };
+  }
+
+  /** Counters of the images written while the map runs (see `imageEvery`), or undefined when it keeps none. */
+  imageStats(): ImageScheduleStats | undefined {
+    return this.images === null ? undefined : { ...this.images.stats };
+  }
+
+  /**
+   * Writes an image of the map now (as `imageEvery` does by itself), so that an open after a crash starts from
+   * here. Resolves to false when none was written (the map keeps no image, or it failed: a process warning says
+   * why). Throws CLOSED.
+   */
+  async writeImage(): Promise<boolean> {
+    if (this.closed) throw closedError('map');
+    return this.images === null ? false : this.images.writeNow();
+  }
+
+  /**
+   * Writes a consistent copy of this persisted map into `dir` (new or empty, outside the map's directory) while
+   * writes go on: the engine's checkpoint and the map's newest image, so that `OffHeapMap.open({ dir })` of the copy
+   * loads the image and replays the few writes after it instead of scanning (map/map-checkpoint.ts). The copy holds
+   * every write acknowledged before the call; the writer pauses for the engine checkpoint's synchronous part only.
+   * Rejects with INVALID_ARGUMENT (memory-only map, bad or non-empty `dir`, `dir` inside the map's), CLOSED, or the
+   * engine's IO.
+   */
+  async checkpoint(dir: string): Promise<MapCheckpoint> {
+    if (this.closed) throw closedError('map');
+    if (this.persistence === null || this.dir === null) throw invalidArgument('checkpoint() needs a persisted map');
+    return checkpointMap(dir, this.dir, this.persistence, this.images);
+  }
+
   /** The persisting engine's stats (levels, flushes, compactions, stalls...), or undefined for a memory-only map. */
   engineStats(): EngineStats | undefined {
     return this.persistence?.engineStats();
@@ -420,6 +462,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     await this.parallel.close();
     const p = this.persistence;
     if (p === null) return;
+    await this.images?.close();
     await p.settle();
     const tag = await p.tag(this.index.count);
     if (tag !== null) writeMapImage(tag, this.index, this.arena, this.store, this.codec);

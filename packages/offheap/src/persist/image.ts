@@ -64,12 +64,26 @@ export interface ImageContent {
   meta: Uint8Array;
 }
 
+/** Where an image is written before it is renamed to IMAGE_FILE: a file of this name is never loaded. */
+export const IMAGE_TEMP_FILE = `${IMAGE_FILE}.tmp`;
+
 /**
  * Writes `content` to `dir/MAPIMAGE` (through a temporary file renamed over it, so a reader sees an old image or
  * the new one). Not fsynced: a torn image after a power loss fails its checksums and is ignored. `segmentBytes(i)`
  * is how much of segment i holds blocks. Returns the bytes written.
  */
 export function writeImage(dir: string, content: ImageContent, segmentBytes: (index: number) => number): number {
+  const tmp = join(dir, IMAGE_TEMP_FILE);
+  const written = writeImageFile(tmp, content, segmentBytes);
+  renameSync(tmp, join(dir, IMAGE_FILE));
+  return written;
+}
+
+/**
+ * Writes `content` as an image file at `path` (created or truncated; removed again if a write fails), neither
+ * fsynced nor renamed: the caller does that (image-schedule.ts fsyncs before it renames). Returns the bytes written.
+ */
+export function writeImageFile(path: string, content: ImageContent, segmentBytes: (index: number) => number): number {
   const sections: { buf: SharedArrayBuffer; fileBytes: number }[] = [
     { buf: content.table, fileBytes: content.capacity * SLOT_BYTES },
     ...content.segments.map((buf, i) => ({ buf, fileBytes: segmentBytes(i) })),
@@ -111,20 +125,17 @@ export function writeImage(dir: string, content: ImageContent, segmentBytes: (in
   });
   header.writeUInt32LE(imageChecksum(header.subarray(12)), 8);
 
-  const path = join(dir, IMAGE_FILE);
-  const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, 'w');
+  const fd = openSync(path, 'w');
   let written = 0;
   try {
     written += writeFully(fd, header, 0);
     for (const p of placed) written += writeFully(fd, p.bytes, p.offset);
   } catch (err) {
     closeSync(fd);
-    rmSync(tmp, { force: true });
+    rmSync(path, { force: true });
     throw err;
   }
   closeSync(fd);
-  renameSync(tmp, path);
   return written;
 }
 

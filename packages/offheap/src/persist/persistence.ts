@@ -30,7 +30,7 @@ export const META_KEY = metaKey('meta');
 export const STRUCTURES_KEY = metaKey('structures');
 const SYNC_KEY = metaKey('sync');
 const COUNT_KEY = metaKey('count');
-const IMAGE_KEY = metaKey('image');
+export const IMAGE_KEY = metaKey('image');
 const EMPTY = new Uint8Array(0);
 /** The first engine key after every user key. */
 const DATA_END = Uint8Array.of(NS_DATA + 1);
@@ -130,6 +130,8 @@ export interface MapPersistence {
   metaValue(key: Uint8Array): Uint8Array | undefined;
   /** The names (UTF-8, without the namespace byte) of every key of namespace `prefix`, in byte order. */
   metaNames(prefix: number): Uint8Array[];
+  /** The engine's checkpoint into `dir` (see `Engine.checkpoint`). */
+  checkpoint(dir: string): Promise<void>;
 }
 
 /** Reads the map's metadata and structures; writes the metadata if the directory is new. Throws INCOMPATIBLE. */
@@ -223,18 +225,36 @@ export class EnginePersistence implements MapPersistence {
     this.onSettled();
   };
 
+  /**
+   * Bytes of keys and values written so far, and the count at which `imageDue` is called (the periodic image's
+   * trigger, persist/image-schedule.ts; Infinity: none due).
+   */
+  bytesWritten = 0;
+  imageDueBytes = Number.POSITIVE_INFINITY;
+  imageDue: (() => void) | null = null;
+  /** The engine sequence of the newest image on disk that this engine's state follows from (-1: none). */
+  imageSequence: number;
+
   engineStats(): EngineStats {
     return this.engine.stats();
   }
 
+  /** What the map's image carries as its meta (null: the map keeps no image). */
+  get imageMeta(): MapMeta | null {
+    return this.image?.meta ?? null;
+  }
+
   /** `image`: where the map keeps its image, or null (`image: false`). */
   constructor(
-    private readonly engine: Engine,
+    readonly engine: Engine,
     private readonly sync: boolean,
     private readonly image: ImageSettings | null,
-  ) {}
+  ) {
+    this.imageSequence = image === null ? -1 : image.loadedSequence;
+  }
 
   put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void {
+    if ((this.bytesWritten += key.length + value.length) >= this.imageDueBytes) this.imageDue?.();
     const k = this.dataKey(key);
     if (structures === null) {
       this.track(this.engine.put(k, value, { sync: this.sync }));
@@ -248,6 +268,7 @@ export class EnginePersistence implements MapPersistence {
   }
 
   del(key: Uint8Array): void {
+    if ((this.bytesWritten += key.length) >= this.imageDueBytes) this.imageDue?.();
     this.track(this.engine.delete(this.dataKey(key), { sync: this.sync }));
   }
 
@@ -280,7 +301,7 @@ export class EnginePersistence implements MapPersistence {
    */
   async tag(entries: number): Promise<ImageTag | null> {
     const image = this.image;
-    if (image !== null && this.failure === undefined && this.engine.stats().lastSequence === image.loadedSequence) {
+    if (image !== null && this.failure === undefined && this.engine.stats().lastSequence === this.imageSequence) {
       return null;
     }
     // Into a table with everything written so far: the next open then replays a WAL of two records instead of up
@@ -302,6 +323,10 @@ export class EnginePersistence implements MapPersistence {
 
   async close(): Promise<void> {
     await this.engine.close();
+  }
+
+  checkpoint(dir: string): Promise<void> {
+    return this.engine.checkpoint(dir);
   }
 
   /**

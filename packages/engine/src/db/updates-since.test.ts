@@ -1,0 +1,135 @@
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Engine } from './engine.js';
+import { forEachUpdate } from './updates-since.js';
+
+const dec = new TextDecoder();
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'heapless-updates-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const logs = (d: string) => readdirSync(d).filter((n) => n.endsWith('.log'));
+
+/** Writes `n` numbered puts (every 7th a delete of an earlier key), flushing every `flushEvery`; returns them. */
+async function writeSome(db: Engine, n: number, flushEvery: number, from = 0): Promise<string[]> {
+  const done: string[] = [];
+  for (let i = from; i < from + n; i++) {
+    if (i % 7 === 6) {
+      await db.delete(`k${i - 3}`);
+      done.push(`del k${i - 3}`);
+    } else {
+      await db.put(`k${i}`, `v${i}`.repeat(1 + (i % 5)));
+      done.push(`put k${i}=${`v${i}`.repeat(1 + (i % 5))}`);
+    }
+    if ((i + 1) % flushEvery === 0) await db.flush();
+  }
+  return done;
+}
+
+/** The writes after `after` as `updatesSince` gives them, as text, or its reason. */
+async function since(db: Engine, after: number): Promise<string[] | string> {
+  const r = await db.updatesSince(after);
+  if (!r.ok) return r.reason;
+  const out: string[] = [];
+  let expected = after + 1;
+  forEachUpdate(r.batches, after, (seq, key, value) => {
+    expect(seq).toBe(expected++);
+    out.push(value === undefined ? `del ${dec.decode(key)}` : `put ${dec.decode(key)}=${dec.decode(value)}`);
+  });
+  expect(out.length).toBe(r.updates);
+  return out;
+}
+
+describe('updatesSince and WAL retention', () => {
+  it('answers the writes after a pinned sequence across flushes, and fails once the logs are gone', async () => {
+    const db = await Engine.open(dir);
+    await writeSome(db, 50, 25); // flushed, and without a pin their logs went
+    const pin = db.stats().lastSequence;
+    db.retainWalAfter(pin);
+    const after = await writeSome(db, 300, 40, 50);
+    expect(db.stats().flushes).toBeGreaterThan(5);
+    expect(await since(db, pin)).toEqual(after);
+    // Any later sequence is answered too, from the middle of a log.
+    expect(await since(db, pin + 123)).toEqual(after.slice(123));
+    // The writes before the pin were in logs that went once their data was in tables.
+    expect(await since(db, 0)).toMatch(/no longer in the WAL/);
+    // Moving the pin lets the older logs go at once (close waits for the unlinks).
+    const before = logs(dir).length;
+    const later = db.stats().lastSequence - 5;
+    db.retainWalAfter(later);
+    await db.close();
+    expect(logs(dir).length).toBeLessThan(before);
+    const again = await Engine.open(dir, { retainWalAfter: later });
+    expect(await since(again, later)).toEqual(after.slice(-5));
+    expect(await since(again, pin)).toMatch(/no longer in the WAL/);
+    again.retainWalAfter(undefined);
+    await again.flush();
+    await again.close();
+    expect(logs(dir).length).toBe(1);
+  });
+
+  it('keeps the pinned logs across a reopen that gives the pin, and deletes them without it', async () => {
+    let db = await Engine.open(dir);
+    await writeSome(db, 20, 1000);
+    const pin = db.stats().lastSequence;
+    db.retainWalAfter(pin);
+    const after = await writeSome(db, 200, 30, 20);
+    await db.close();
+    db = await Engine.open(dir, { retainWalAfter: pin });
+    expect(await since(db, pin)).toEqual(after);
+    await db.close();
+    db = await Engine.open(dir);
+    await db.close();
+    db = await Engine.open(dir);
+    expect(await since(db, pin)).toMatch(/no longer in the WAL|no log holds/);
+    await db.close();
+  });
+
+  it('links the retained logs into a checkpoint, whose copy answers from the pin when opened with it', async () => {
+    const db = await Engine.open(dir);
+    await writeSome(db, 10, 1000);
+    const pin = db.stats().lastSequence;
+    db.retainWalAfter(pin);
+    const after = await writeSome(db, 120, 25, 10);
+    const copy = join(dir, '..', `${dir.split('/').pop()}-copy`);
+    try {
+      await db.checkpoint(copy);
+      await db.put('later', 'x');
+      const c = await Engine.open(copy, { retainWalAfter: pin });
+      expect(await since(c, pin)).toEqual(after);
+      expect(c.getSync('later')).toBeUndefined();
+      await c.close();
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+      await db.close();
+    }
+  });
+
+  it('reports a damaged retained log as a reason, and a WAL-less engine as having none', async () => {
+    const db = await Engine.open(dir);
+    await writeSome(db, 10, 1000);
+    const pin = db.stats().lastSequence;
+    db.retainWalAfter(pin);
+    await writeSome(db, 100, 20, 10);
+    const oldest = logs(dir).sort()[0]!;
+    const path = join(dir, oldest);
+    const bytes = Buffer.alloc(statSync(path).size, 0x5a);
+    writeFileSync(path, bytes);
+    const r = await db.updatesSince(pin);
+    expect(r.ok).toBe(false);
+    await db.close();
+    const nowal = await Engine.open(join(dir, 'nowal'), { wal: false });
+    expect(await nowal.updatesSince(0)).toEqual({ ok: false, reason: 'the engine keeps no WAL (wal: false)' });
+    await nowal.close();
+  });
+
+  it('refuses a bad retainWalAfter option', async () => {
+    await expect(Engine.open(dir, { retainWalAfter: -2 })).rejects.toMatchObject({
+      code: 'HEAPLESS_ERR_INVALID_ARGUMENT',
+    });
+  });
+});

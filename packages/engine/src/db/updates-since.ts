@@ -1,0 +1,97 @@
+/**
+ * The writes after a sequence number, read back from the WALs (RocksDB's `GetUpdatesSince`): what a consumer that
+ * holds the state as of sequence S (a map image) replays to catch up, instead of reading everything. The logs are
+ * those in the directory — the live one, the frozen memtables', and the older ones a retention pin kept
+ * (db/wal-retention.ts) — read in number order; their batches must continue S without a gap, or the answer says the
+ * engine no longer has them (the consumer then rebuilds from the tables).
+ */
+import { readdirSync } from 'node:fs';
+import { CorruptionError, EngineError } from '../base/errors.js';
+import { FileType, logFileName, parseFileName } from '../base/filenames.js';
+import { RecordReader } from '../record/record-reader.js';
+import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
+
+/** One WAL record: a batch of `count` writes numbered from `sequence`. */
+export interface UpdateBatch {
+  readonly sequence: number;
+  readonly count: number;
+  /** The encoded batch (FORMAT.md "Write batch"), a view into the log's bytes. */
+  readonly rep: Uint8Array;
+}
+
+/** Receives each write of a batch: `value` undefined for a delete; both views are valid during the call only. */
+export type UpdateVisitor = (sequence: number, key: Uint8Array, value: Uint8Array | undefined) => void;
+
+/** What `Engine.updatesSince` answers: the batches after the sequence asked, or why they cannot be had. */
+export type UpdatesSince =
+  | { readonly ok: true; readonly batches: readonly UpdateBatch[]; readonly updates: number }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * The batches of `dir`'s WALs holding writes after `after`, through `last` (the engine's last sequence, every write
+ * of which is in its logs' files). A batch that straddles `after` is included whole: `forEachUpdate` skips its
+ * writes at or below `after`. Never throws: an unreadable or damaged log is a reason.
+ */
+export function readUpdatesSince(dir: string, after: number, last: number): UpdatesSince {
+  if (after >= last) return { ok: true, batches: [], updates: 0 };
+  let logs: number[];
+  try {
+    logs = readdirSync(dir)
+      .map(parseFileName)
+      .filter((f) => f?.type === FileType.Log)
+      .map((f) => f!.number)
+      .sort((a, b) => a - b);
+  } catch (err) {
+    return { ok: false, reason: `cannot list ${dir}: ${String(err)}` };
+  }
+  const batches: UpdateBatch[] = [];
+  /** The sequence the next batch must start at; before the first batch found, any start up to after + 1 will do. */
+  let next = -1;
+  try {
+    read: for (const n of logs) {
+      const reader = new RecordReader(logFileName(dir, n));
+      for (let rep = reader.readRecord(); rep !== undefined; rep = reader.readRecord()) {
+        const seq = batchSequence(rep);
+        const count = batchCount(rep);
+        if (seq > last) break read; // written after the question was asked
+        if (seq + count - 1 <= after) continue;
+        if (next === -1) {
+          if (seq > after + 1) return { ok: false, reason: gap(after, seq, n) };
+        } else if (seq !== next) {
+          return { ok: false, reason: `log ${n} continues at sequence ${seq}, not ${next}` };
+        }
+        batches.push({ sequence: seq, count, rep });
+        next = seq + count;
+      }
+    }
+  } catch (err) {
+    if (err instanceof CorruptionError || err instanceof EngineError) return { ok: false, reason: err.message };
+    throw err;
+  }
+  if (next === -1) return { ok: false, reason: `no log holds the writes after sequence ${after}` };
+  // The logs may end before `last`: a checkpoint's copy records the source's last sequence, its WALs only the writes
+  // that had reached them (unacknowledged ones need not). Nothing the engine holds lies beyond them: logs are deleted
+  // oldest first, never one newer than a log kept, and every table came from a log at least as old.
+  return { ok: true, batches, updates: next - 1 - after };
+}
+
+function gap(after: number, seq: number, log: number): string {
+  return `the writes after sequence ${after} are no longer in the WAL (the oldest log kept, ${log}, starts at ${seq})`;
+}
+
+/**
+ * Calls `visit` with each write of `batches` after sequence `after`, in commit order. Throws CorruptionError for a
+ * batch whose encoding does not hold.
+ */
+export function forEachUpdate(batches: readonly UpdateBatch[], after: number, visit: UpdateVisitor): void {
+  const cursor = new Int32Array(1);
+  const handler: BatchHandler = {
+    put(buf, ks, kl, vs, vl, seq) {
+      if (seq > after) visit(seq, buf.subarray(ks, ks + kl), buf.subarray(vs, vs + vl));
+    },
+    del(buf, ks, kl, seq) {
+      if (seq > after) visit(seq, buf.subarray(ks, ks + kl), undefined);
+    },
+  };
+  for (const b of batches) replayBatch(b.rep, b.rep.length, b.sequence, handler, cursor, 'WAL batch', 0);
+}

@@ -8,6 +8,7 @@ export { openFollower } from './db/follower.js';
 export type { TableInfo } from './db/properties.js';
 export { LOST_FOLDER, type RepairOptions, type RepairReport, repairDatabase } from './db/repair.js';
 export type { Snapshot } from './db/snapshot.js';
+export { forEachUpdate, type UpdateBatch, type UpdatesSince, type UpdateVisitor } from './db/updates-since.js';
 export {
   type VerifiedFile,
   type VerifyOptions,
@@ -15,6 +16,5 @@ export {
   type VerifyReport,
   verifyDatabase,
 } from './db/verify.js';
-export { forEachUpdate, type UpdateBatch, type UpdatesSince, type UpdateVisitor } from './db/updates-since.js';
 export { type Bytes, MAX_KEY_SIZE, MAX_VALUE_SIZE, WriteBatch } from './db/write-batch.js';
 export type { TableProperties } from './table/table-properties.js';

@@ -9,8 +9,8 @@ import type { MapBatch, MapCheckpoint, OffHeapMap, OffHeapMapStats } from '@heap
 import { Actor } from '../runtime/actor.js';
 import { detach } from '../runtime/detach.js';
 import { storageWireCode } from '../server/wire-error.js';
-import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
 import { checkpointDirectory } from './kv-checkpoint.js';
+import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;

@@ -10,7 +10,7 @@ export const server: BenchmarkDefinition = {
   name: 'server',
   description:
     'issue 6 / seed 003: heapless serve (typed client over one WebSocket; HTTP) vs redis-server via ioredis and a bare fastify route (anchor), and redis-benchmark',
-  systems: ['heapless', 'anchor', 'redis-benchmark'],
+  systems: ['heapless', 'heapless-none', 'anchor', 'redis-benchmark'],
   baseline: 'anchor',
   phases: ['kv', 'http', 'scan'],
   defaultRecords: 1_000_000,

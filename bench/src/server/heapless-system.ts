@@ -30,15 +30,19 @@ function heaplessCli(): string {
   return new URL('./cli.js', import.meta.resolve('@heapless/actor')).pathname;
 }
 
-/** Preloads, starts the server, runs every case; the server is stopped by the group on every path. */
-export async function runHeapless(ctx: RunContext, group: ProcessGroup): Promise<void> {
+/**
+ * Preloads, starts the server, runs every case; the server is stopped by the group on every path. `compression`
+ * (default: the engine's) is used by the preload and passed to `serve`, so every table is written with it.
+ */
+export async function runHeapless(ctx: RunContext, group: ProcessGroup, compression?: 'none'): Promise<void> {
   const dataDir = join(ctx.dataDir, 'heapless');
-  await preload(ctx, dataDir);
+  await preload(ctx, dataDir, compression);
+  const serveFlags = compression === undefined ? [] : ['--compression', compression];
   const port = await freePort();
   const server = await group.start({
     name: 'heapless serve',
     file: process.execPath,
-    args: [heaplessCli(), 'serve', '--data', dataDir, '--host', LOOPBACK, '--port', String(port)],
+    args: [heaplessCli(), 'serve', '--data', dataDir, '--host', LOOPBACK, '--port', String(port), ...serveFlags],
     port,
     readyTimeoutMs: READY_TIMEOUT_MS,
   });
@@ -107,7 +111,7 @@ async function runKvCases(ctx: RunContext, port: number, operation: 'get' | 'set
 }
 
 /** Writes `key:<i>` → the 100-byte value for every i < N through the map the server will open. */
-async function preload(ctx: RunContext, dir: string): Promise<void> {
+async function preload(ctx: RunContext, dir: string, compression: 'none' | undefined): Promise<void> {
   const value = hundredByteValue();
-  await fillOffHeapMap(ctx, dir, 'preload', (map, i) => map.setBytes(keyOf(i), value));
+  await fillOffHeapMap(ctx, dir, 'preload', (map, i) => map.setBytes(keyOf(i), value), compression && { compression });
 }

@@ -10,6 +10,12 @@ type SystemRunner = (ctx: RunContext, group: ProcessGroup) => Promise<void>;
 
 const runners: Readonly<Record<string, () => Promise<SystemRunner>>> = {
   heapless: async () => (await import('./heapless-system.js')).runHeapless,
+  // The server with uncompressed tables (what it wrote before snappy became the engine's default): the cost of the
+  // codec on the server's writes, side by side with `heapless`.
+  'heapless-none': async () => {
+    const { runHeapless } = await import('./heapless-system.js');
+    return (ctx, group) => runHeapless(ctx, group, 'none');
+  },
   anchor: async () => (await import('./anchor-system.js')).runAnchor,
   'redis-benchmark': async () => (await import('./redis-benchmark-system.js')).runRedisBenchmark,
 };

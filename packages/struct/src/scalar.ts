@@ -92,6 +92,11 @@ export function overflowError(errors: StructErrors, name: string, got: string, t
   return errors.overflow(`struct field ${name} got ${got}, more than ${type} holds`);
 }
 
+/** The refusal of an integer outside its type's range, below it as well as above (-1 in a `u32`). */
+function rangeError(errors: StructErrors, name: string, got: string, t: string, lo: string, hi: string): Error {
+  return errors.overflow(`struct field ${name} got ${got}, outside ${t}'s range ${lo}..${hi}`);
+}
+
 /**
  * Throws `errors.value` unless `v` has the JS type of `t` (boolean, bigint or number; an integer for an integer
  * type), and `errors.overflow` for an integer outside the type's range (300 in a `u8`, 2^33 in a `u32`).
@@ -102,10 +107,10 @@ export function checkScalar(t: ScalarType, v: unknown, name: string, errors: Str
   if (t === 'bool' || t === 'f32' || t === 'f64') return;
   if (t === 'i64' || t === 'u64') {
     const [lo, hi] = BIG_RANGES[t];
-    if ((v as bigint) < lo || (v as bigint) > hi) throw overflowError(errors, name, String(v), t);
+    if ((v as bigint) < lo || (v as bigint) > hi) throw rangeError(errors, name, String(v), t, String(lo), String(hi));
     return;
   }
   if (!Number.isInteger(v)) throw errors.value(`struct field ${name} (${t}) needs an integer, got ${String(v)}`);
   const [lo, hi] = INT_RANGES[t];
-  if ((v as number) < lo || (v as number) > hi) throw overflowError(errors, name, String(v), t);
+  if ((v as number) < lo || (v as number) > hi) throw rangeError(errors, name, String(v), t, String(lo), String(hi));
 }

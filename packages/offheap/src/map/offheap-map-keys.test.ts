@@ -68,8 +68,10 @@ describe('OffHeapMap string keys', () => {
         const m = await OffHeapMap.open<string, unknown>({ dir, threads: 1 });
         const model = applyAndCompare(m, writes);
         await m.close();
-        for (const image of [false, true]) {
+        // the image first: an open with `image: false` closes without one, so the image is stale after it
+        for (const image of [true, false]) {
           const back = await OffHeapMap.open<string, unknown>({ dir, threads: 1, image });
+          expect(back.openStats.source).toBe(image ? 'image' : 'scan');
           expectSame(back, model);
           await back.close();
         }

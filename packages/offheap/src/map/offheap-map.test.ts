@@ -31,6 +31,16 @@ describe('OffHeapMap (memory-only)', () => {
     await m.close();
     expect(() => m.set('c', 1)).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.CLOSED }));
     expect(() => m.delete('a')).toThrow(expect.objectContaining({ code: OffHeapErrorCodes.CLOSED }));
+    // reads too: the memory is the map's until close, not a snapshot that outlives it (README: use after close)
+    const closed = expect.objectContaining({ code: OffHeapErrorCodes.CLOSED });
+    expect(() => m.get('a')).toThrow(closed);
+    expect(() => m.has('a')).toThrow(closed);
+    expect(() => m.getBytes('a')).toThrow(closed);
+    expect(() => m.size).toThrow(closed);
+    expect(() => [...m.keys()]).toThrow(closed);
+    expect(() => [...m.entries()]).toThrow(closed);
+    expect(() => m.forEach(() => {})).toThrow(closed);
+    await m.close(); // a second close is a no-op
   });
 
   it('reads -0 back as 0, as msgpack has no negative zero (README), and every other double as it was', () => {

@@ -126,13 +126,15 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     return this.persistence === null ? Promise.resolve() : this.persistence.flush();
   }
 
-  /** Number of entries. */
+  /** Number of entries. Throws CLOSED after `close()`, as every read and write does. */
   get size(): number {
+    if (this.closed) throw closedError('map');
     return this.index.count;
   }
 
-  /** The decoded value for `key` (a new object each call), or undefined. Throws DECODE_FAILED, INVALID_ARGUMENT. */
+  /** The decoded value for `key` (a new object each call), or undefined. Throws DECODE_FAILED, INVALID_ARGUMENT, CLOSED. */
   get(key: K): V | undefined {
+    if (this.closed) throw closedError('map');
     const index = this.index;
     const slot = index.find(key);
     if (slot < 0) return undefined;
@@ -149,11 +151,13 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /** True if `key` is present. */
   has(key: K): boolean {
+    if (this.closed) throw closedError('map');
     return this.index.find(key) >= 0;
   }
 
   /** A copy of the stored bytes of `key`'s value (msgpack or struct layout), or undefined. */
   getBytes(key: K): Uint8Array | undefined {
+    if (this.closed) throw closedError('map');
     const slot = this.index.find(key);
     if (slot < 0) return undefined;
     const loc = this.index.foundLocation(slot);
@@ -281,6 +285,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /** Positions `view` on `key`'s record; false (view unchanged) if `key` is absent. No allocation. */
   locate(key: K, view: StructView<F>): boolean {
+    if (this.closed) throw closedError('map');
     const index = this.index;
     const slot = index.find(key);
     if (slot < 0) return false;
@@ -532,6 +537,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /** Live records in index order (old table first while growing), as [segment, offset] pairs. */
   private *records(): IterableIterator<[number, number]> {
+    if (this.closed) throw closedError('map');
     for (const t of this.index.tables()) {
       for (let i = 0; i < t.capacity; i++) {
         const loc = t.slots[i * 2 + 1]!;

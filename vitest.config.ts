@@ -8,5 +8,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // vitest's default in run mode is one worker fewer than the cores: one worker on a 2-core CI machine, where most
+    // of the long suites wait on child processes (servers, kill -9 children, nats-server) rather than compute.
+    maxWorkers: 2,
   },
 });

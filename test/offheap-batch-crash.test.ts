@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { OffHeapMap } from '@heapless/offheap';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runUntilKilled } from './kill-child.js';
 
 const DIST = new URL('../packages/offheap/dist/index.js', import.meta.url).href;
 const root = mkdtempSync(join(tmpdir(), 'offheap-batch-crash-'));
@@ -41,22 +40,14 @@ const childFile = join(root, 'child.mjs');
 writeFileSync(childFile, CHILD);
 
 /** Runs the child until `acks` lines arrived, SIGKILLs it, returns the last offset it acknowledged. */
-function runAndKill(dir: string, mode: 'sync' | 'nosync', acks: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, [childFile, dir, mode], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let last = -1;
-    let seen = 0;
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      last = Number(line.split(' ')[1]);
-      if (++seen === acks) child.kill('SIGKILL');
-    });
-    child.on('exit', (_code, signal) => {
-      if (signal !== 'SIGKILL') reject(new Error(`child exited on its own: ${stderr}`));
-      else resolve(last);
-    });
+async function runAndKill(dir: string, mode: 'sync' | 'nosync', acks: number): Promise<number> {
+  let last = -1;
+  let seen = 0;
+  await runUntilKilled(childFile, [dir, mode], (line) => {
+    last = Number(line.split(' ')[1]);
+    return ++seen === acks;
   });
+  return last;
 }
 
 /** The stored offset, and checks the records are exactly rec:0 .. rec:offset-1 (none ahead, none missing). */

@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { OffHeapMap } from '@heapless/offheap';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runUntilKilled } from './kill-child.js';
 
 const DIST = new URL('../packages/offheap/dist/index.js', import.meta.url).href;
 const root = mkdtempSync(join(tmpdir(), 'offheap-image-crash-'));
@@ -68,30 +67,20 @@ interface Run {
 }
 
 /** Runs the child from operation `start`, SIGKILLs it after `acks` acknowledgements (or at once, `acks` = 0). */
-function runAndKill(dir: string, seed: number, start: number, acks: number): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [childFile, dir, String(seed), String(start)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const run: Run = { opened: '', acked: start - 1 };
-    let seen = 0;
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const [what, arg] = line.split(' ');
-      if (what === 'opened') {
-        run.opened = arg!;
-        if (acks === 0) child.kill('SIGKILL');
-      } else if (what === 'ack') {
-        run.acked = Number(arg);
-        if (++seen === acks) child.kill('SIGKILL');
-      }
-    });
-    child.on('exit', (_code, signal) => {
-      if (signal !== 'SIGKILL') reject(new Error(`child exited on its own: ${stderr}`));
-      else resolve(run);
-    });
+async function runAndKill(dir: string, seed: number, start: number, acks: number): Promise<Run> {
+  const run: Run = { opened: '', acked: start - 1 };
+  let seen = 0;
+  await runUntilKilled(childFile, [dir, String(seed), String(start)], (line) => {
+    const [what, arg] = line.split(' ');
+    if (what === 'opened') {
+      run.opened = arg!;
+      return acks === 0;
+    }
+    if (what !== 'ack') return false;
+    run.acked = Number(arg);
+    return ++seen === acks;
   });
+  return run;
 }
 
 /** The model: the state after operations [0, applied], applied one at a time. */

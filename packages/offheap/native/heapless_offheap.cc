@@ -27,6 +27,14 @@
 //     fault at ~3.4 us each there). The memory is unmapped when the last SharedArrayBuffer referring to it (in any
 //     thread) is collected. Verify the bytes with fileChecksumStart before using them.
 //
+//   populate([bytes, ...]) -> boolean
+//     Makes every page of each Uint8Array's range (rounded out to whole pages) present and private to this process
+//     in one madvise(MADV_POPULATE_WRITE) per range (Linux 5.14+): for a mapped image section, the copy of each
+//     page that its first write would otherwise make in a page fault of its own. Worth it before many scattered
+//     writes (a crash replay): on this project's 2-core VM a page fault cost 15-150 us, while populating 512 MiB
+//     took 190-600 ms (1.5-4.5 us a page). False where the kernel has no MADV_POPULATE_WRITE (nothing is lost: the
+//     pages then fault as before); throws (with .code) on any other failure.
+//
 //   builtFor: the Node.js version whose headers this was compiled against (the loader uses no other build).
 // node_version.h gives NODE_VERSION (builtFor), and also defines NAPI_VERSION as the newest of that Node: the
 // helper asks for 8 (Node 20 and later have it).
@@ -47,7 +55,12 @@
 #include <thread>
 #include <vector>
 
+#include <sys/mman.h>
 #include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
@@ -321,6 +334,7 @@ class Helpers : public Napi::Addon<Helpers> {
                              InstanceMethod("checksumStart", &Helpers::ChecksumStart, napi_enumerable),
                              InstanceMethod("fileChecksumStart", &Helpers::FileChecksumStart, napi_enumerable),
                              InstanceMethod("checksumWait", &Helpers::ChecksumWait, napi_enumerable),
+                             InstanceMethod("populate", &Helpers::Populate, napi_enumerable),
                              InstanceValue("builtFor", Napi::String::New(env, NODE_VERSION), napi_enumerable),
                          });
     if (heapless::kNodeApiWrapsShared) {
@@ -386,6 +400,25 @@ class Helpers : public Napi::Addon<Helpers> {
     Napi::Array out = Napi::Array::New(env, sums.size());
     for (uint32_t i = 0; i < sums.size(); i++) out.Set(i, Napi::Number::New(env, sums[i]));
     return out;
+  }
+
+  Napi::Value Populate(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const char* usage = "populate(ranges: Uint8Array[])";
+    if (!info[0].IsArray()) throw Napi::TypeError::New(env, usage);
+    Napi::Array list = info[0].As<Napi::Array>();
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    for (uint32_t i = 0; i < list.Length(); i++) {
+      Napi::Uint8Array bytes = BytesOf(env, list.Get(i), usage);
+      if (bytes.ByteLength() == 0) continue;
+      uintptr_t start = reinterpret_cast<uintptr_t>(bytes.Data()) & ~(page - 1);
+      uintptr_t end = (reinterpret_cast<uintptr_t>(bytes.Data()) + bytes.ByteLength() + page - 1) & ~(page - 1);
+      if (madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_WRITE) != 0) {
+        if (errno == EINVAL) return Napi::Boolean::New(env, false);
+        throw ErrnoError(env, "madvise(MADV_POPULATE_WRITE)", errno);
+      }
+    }
+    return Napi::Boolean::New(env, true);
   }
 
   Napi::Value MapSections(const Napi::CallbackInfo& info) {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OffHeapErrorCodes } from '../errors.js';
+import { nativeStatus } from '../persist/native.js';
 import { OffHeapMap } from './offheap-map.js';
 
 const root = mkdtempSync(join(tmpdir(), 'offheap-checkpoint-'));
@@ -129,6 +130,8 @@ describe('map.checkpoint', () => {
     try {
       expect(again.openStats.source).toBe('image');
       expect(again.openStats.replayed).toBeGreaterThanOrEqual(300);
+      // Over 256 writes to replay: a mapped image is populated, not read again (map-replay.ts).
+      expect(again.stats().imageLoader).toBe(nativeStatus.imageLoader);
       let applied = before;
       const matches = () => {
         if (again.size !== model.size) return false;

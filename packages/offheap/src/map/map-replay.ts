@@ -20,19 +20,21 @@ import { IMAGE_KEY, NS_DATA } from '../persist/persistence.js';
 import type { MapParts } from './map-open.js';
 
 /**
- * Replays of more writes than this load the image with plain reads rather than mapped: each write to a mapped page
- * copies it on the first write (a page fault per page, tens of µs on a VM), which for thousands of scattered writes
- * costs more than reading the whole image once (about a memcpy of it).
+ * Replays of more writes than this first ready a mapped image for writes: each write to a mapped page copies it on
+ * the first write (a page fault per page, 15-150 µs on this project's VM), which for thousands of scattered writes
+ * costs more than copying the whole image in bulk (`prepareForWrites`: one madvise per section, a few µs a page) —
+ * or, where the kernel cannot, than reading it again with plain reads (a memcpy of it, plus its checksums).
  */
 const MAPPED_REPLAY_LIMIT = 256;
 
 /**
- * The image to replay `updates` writes onto: `pending` itself, or for a large replay of a mapped image, the same
- * file loaded again with plain reads (`pending` is then released). Null when the file no longer reads as the same
- * image.
+ * The image to replay `updates` writes onto: `pending` itself (for a large replay of a mapped image, with its pages
+ * made private first), or where that cannot be done, the same file loaded again with plain reads (`pending` is then
+ * released). Null when the file no longer reads as the same image.
  */
 export function imageForReplay(dir: string, pending: PendingImage, updates: number): PendingImage | null {
   if (pending.loader !== 'mapped' || updates <= MAPPED_REPLAY_LIMIT || native === null) return pending;
+  if (pending.prepareForWrites()) return pending;
   pending.drop();
   const again = beginImageLoad(dir, { ...native, loadSections: null });
   if (typeof again === 'string') return null;

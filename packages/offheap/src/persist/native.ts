@@ -29,6 +29,12 @@ export interface NativeHelpers {
    * Null where the helper cannot map memory into a SharedArrayBuffer on this Node ({@link NativeStatus.problem}).
    */
   loadSections: ((fd: number, sections: number[]) => [number, ...SharedArrayBuffer[]]) | null;
+  /**
+   * Makes the pages of each range present and private to this process (madvise MADV_POPULATE_WRITE), so that writes
+   * to a mapped section no longer fault a page at a time. False where the kernel cannot (before Linux 5.14); null
+   * where the helper build has no such call. Throws (with `code`) on any other failure.
+   */
+  populate: ((ranges: Uint8Array[]) => boolean) | null;
 }
 
 /**
@@ -60,6 +66,7 @@ interface HelperModule {
   checksumStart(ranges: Uint8Array[]): number;
   fileChecksumStart(fd: number, ranges: number[]): number;
   checksumWait(id: number): number[];
+  populate?(ranges: Uint8Array[]): boolean;
   /** Only where this Node's Node-API can wrap mapped memory in a SharedArrayBuffer. */
   mapSections?: MapSections;
 }
@@ -116,6 +123,7 @@ export function loadNative(
     checksum: (bytes) => helper.checksum(bytes),
     checksumStart: (ranges) => helper.checksumStart(ranges),
     checksumWait: (id) => helper.checksumWait(id),
+    populate: helper.populate === undefined ? null : (ranges) => helper.populate!(ranges),
     loadSections:
       mapSections === null
         ? null

@@ -26,7 +26,8 @@ export interface EngineArgs {
 
 export const ENGINE_USAGE = `Usage: heapless engine <command> DIR [options]
 
-Commands (DIR is an engine directory; a database another process holds open is refused, LOCKED):
+Commands (DIR is an engine directory; stats, dump and verify read one a running server holds open, the others
+refuse it with LOCKED):
   stats DIR              figures per level, amplifications, caches, bloom filter, each table's properties
   dump DIR               every live entry in key order (key => value; non-text bytes as 0x hex)
   verify DIR             check every checksum of every file; names each bad file and offset

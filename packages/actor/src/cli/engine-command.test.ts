@@ -1,5 +1,5 @@
 // `heapless engine ...` run as the real built command, in a child process.
-import { spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,15 @@ const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 function heapless(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** As `heapless`, without blocking this process's event loop (which a child's pipes need). */
+function heaplessAsync(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 }, (err, stdout, stderr) => {
+      resolve({ status: err === null ? 0 : typeof err.code === 'number' ? err.code : null, stdout, stderr });
+    });
+  });
 }
 
 let root: string;
@@ -94,10 +103,13 @@ describe('heapless engine', () => {
   it('fails with the error code: a directory held open (LOCKED), no database (NOT_FOUND), bad usage (exit 2)', async () => {
     const db = await Engine.open(dir);
     try {
-      const locked = heapless('engine', 'stats', dir);
+      const locked = heapless('engine', 'compact', dir);
       expect(locked.status).toBe(1);
       expect(locked.stderr).toMatch(/^heapless: HEAPLESS_ERR_LOCKED: /);
       expect(heapless('engine', 'repair', dir).stderr).toMatch(/^heapless: HEAPLESS_ERR_LOCKED: /);
+      expect(heapless('engine', 'checkpoint', dir, join(root, 'copy')).stderr).toMatch(
+        /^heapless: HEAPLESS_ERR_LOCKED: /,
+      );
     } finally {
       await db.close();
     }
@@ -112,6 +124,83 @@ describe('heapless engine', () => {
     expect(heapless('engine', 'stats', dir, '--limit', '3').stderr).toMatch(/--limit is an option of dump/);
     expect(heapless('engine', '--help').stdout).toMatch(/^Usage: heapless engine/);
   });
+});
+
+/**
+ * A writer in another process that holds `dir` open and writes until its stdin closes: atomic batches that add the
+ * key k/<i> and set `count` to the number of k/ keys (every state it has keeps count == |k/*|), with small memtables
+ * and tables so that it flushes often, and a compaction of the whole range every 150 batches (deleting tables).
+ */
+const WRITER = `
+import { Engine } from '@heapless/engine';
+const db = await Engine.open(process.argv[1], { writeBufferSize: 16 * 1024, targetFileSize: 8 * 1024 });
+let stop = false;
+process.stdin.on('end', () => { stop = true; }).resume();
+for (let i = 0; !stop; i++) {
+  await db.write([
+    { type: 'put', key: 'k/' + String(i).padStart(6, '0'), value: 'v' + i + '-' + 'p'.repeat((i * 37) % 400) },
+    { type: 'put', key: 'count', value: String(i + 1) },
+  ]);
+  if (i === 200) process.stdout.write('ready\\n');
+  if ((i + 1) % 150 === 0) await db.compactRange();
+}
+await db.close();
+`;
+
+describe('heapless engine beside a running writer', () => {
+  it('stats, dump and verify read a directory another process holds open and writes, compacting', async () => {
+    const live = join(root, 'live');
+    const writer = spawn(process.execPath, ['--input-type=module', '-e', WRITER, live], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    writer.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const exited = new Promise<number | null>((resolve) => writer.on('exit', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        writer.stdout.on('data', () => resolve());
+        writer.on('exit', () => reject(new Error(`writer exited: ${stderr}`)));
+      });
+      for (let round = 0; round < 4; round++) {
+        const verify = await heaplessAsync('engine', 'verify', live, '--json');
+        expect(verify.stderr).toBe('');
+        expect(verify.status).toBe(0);
+        const report = JSON.parse(verify.stdout) as { ok: boolean; files: { kind: string; skipped?: string }[] };
+        expect(report.ok).toBe(true);
+        expect(report.files.filter((f) => f.kind === 'table' && f.skipped === undefined).length).toBeGreaterThan(0);
+
+        const dump = await heaplessAsync('engine', 'dump', live, '--json');
+        expect(dump.stderr).toBe('');
+        expect(dump.status).toBe(0);
+        const entries = dump.stdout
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { key: string; value: string });
+        // The view is a state the writer had: count keys k/000000.. with the values it wrote, nothing else.
+        const count = Number(entries[0]!.value);
+        expect(entries[0]!.key).toBe('count');
+        expect(count).toBeGreaterThan(200);
+        expect(entries.length).toBe(count + 1);
+        entries.slice(1).forEach((e, i) => {
+          expect(e).toEqual({ key: `k/${String(i).padStart(6, '0')}`, value: `v${i}-${'p'.repeat((i * 37) % 400)}` });
+        });
+
+        const stats = await heaplessAsync('engine', 'stats', live, '--json');
+        expect(stats.status).toBe(0);
+        const parsed = JSON.parse(stats.stdout) as { tables: unknown[] };
+        expect(parsed.tables.length).toBeGreaterThan(0);
+      }
+      // The writer was still at it throughout.
+      expect(writer.exitCode).toBeNull();
+    } finally {
+      writer.stdin.end();
+      expect(await exited).toBe(0);
+    }
+    expect(stderr).toBe('');
+  }, 60_000);
 });
 
 describe('heapless serve --config', () => {

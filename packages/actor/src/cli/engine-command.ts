@@ -3,6 +3,10 @@
  * `ldb`, RocksDB's `sst_dump`). Each subcommand writes its result to stdout (text for people, or `--json`), progress
  * to stderr, and returns the exit status: 0, or 1 when it found damage (verify). Failures are thrown; the command's
  * main prints their code and message and exits 1.
+ *
+ * stats, dump and verify only read, so they work on a directory a running server holds open: stats and dump through
+ * the engine's read-only open (no lock; the state as of the open), verify without opening at all. compact, repair
+ * and checkpoint write, so they take the directory's lock, and a directory held open is refused with LOCKED.
  */
 import { Engine, repairDatabase, type TableInfo, verifyDatabase } from '@heapless/engine';
 import type { EngineArgs } from './engine-args.js';
@@ -41,7 +45,8 @@ export async function runEngineCommand(args: EngineArgs, io: CommandIo): Promise
     default:
       break;
   }
-  const engine = await Engine.open(args.dir, { createIfMissing: false });
+  const reads = args.sub === 'stats' || args.sub === 'dump';
+  const engine = await Engine.open(args.dir, reads ? { readOnly: true } : { createIfMissing: false });
   try {
     switch (args.sub) {
       case 'stats':
@@ -95,7 +100,9 @@ async function verify(args: EngineArgs, io: CommandIo, progress: (line: string) 
     for (const f of report.files) {
       const bad = report.problems.filter((p) => p.file === f.file);
       const unit = f.kind === 'table' ? 'blocks' : 'records';
-      io.out(`${bad.length === 0 ? 'ok  ' : 'BAD '} ${f.kind.padEnd(8)} ${f.file} (${f.checked} ${unit} checked)\n`);
+      if (f.skipped !== undefined) io.out(`skip ${f.kind.padEnd(8)} ${f.file} (${f.skipped})\n`);
+      else
+        io.out(`${bad.length === 0 ? 'ok  ' : 'BAD '} ${f.kind.padEnd(8)} ${f.file} (${f.checked} ${unit} checked)\n`);
     }
     for (const p of report.problems) io.out(`damaged: ${p.file} at offset ${p.offset}: ${p.message}\n`);
     io.out(report.ok ? 'every checksum holds\n' : `${report.problems.length} problems found\n`);

@@ -8,7 +8,8 @@
  *
  * 1. the manifest (version/manifest-tail.ts): the tables, and the oldest WAL still needed (`logNumber`);
  * 2. a descriptor of every table listed (table-files.ts), so that the writer's later deletions do not take them away;
- *    a table already gone means the manifest has moved on: start again;
+ *    a table already gone means the manifest has moved on: start again (if the manifest has not changed, the
+ *    directory lacks a table its manifest lists: CorruptionError, as a writer's open says);
  * 3. the WALs numbered from `logNumber` up, newest first (wal-tail.ts): the writer writes nothing to a log before the
  *    previous one is complete and synced, so if a newer log holds records, the older one read after it is whole, and
  *    what is read is a prefix of the writes; a log gone means it was retired by an edit read in step 1's next round;
@@ -22,8 +23,9 @@
  * caller runs `collect()`, which lets go of the tables only older versions listed.
  */
 import { readdirSync } from 'node:fs';
-import { EngineError, ErrorCodes, ioError } from '../base/errors.js';
-import { FileType, parseFileName } from '../base/filenames.js';
+import { basename } from 'node:path';
+import { CorruptionError, EngineError, ErrorCodes, ioError } from '../base/errors.js';
+import { FileType, parseFileName, tableFileName } from '../base/filenames.js';
 import type { ResolvedOptions } from '../base/options.js';
 import { Memtable } from '../memtable/memtable.js';
 import { ManifestTail } from '../version/manifest-tail.js';
@@ -56,7 +58,7 @@ export class LiveView {
 
   /**
    * Brings the view to the writer's latest state on disk (see the top of the file). Throws CorruptionError (a
-   * damaged manifest edit or WAL record) or EngineError IO (also when the writer kept changing the manifest through
+   * damaged manifest edit or WAL record, a table the manifest lists missing) or EngineError IO (also when the writer kept changing the manifest through
    * MAX_ROUNDS rounds); the view is then as it was.
    */
   refresh(): void {
@@ -65,7 +67,17 @@ export class LiveView {
       if (!m.read()) continue;
       const numbers: number[] = [];
       for (const level of m.levels) for (const n of level.keys()) numbers.push(n);
-      if (!this.tables.hold(numbers)) continue;
+      const missing = this.tables.hold(numbers);
+      if (missing !== undefined) {
+        if (m.unchanged()) {
+          throw new CorruptionError(
+            m.path,
+            0,
+            `${basename(m.path)} lists table ${basename(tableFileName(this.dir, missing))}, which is missing: the manifest does not match the directory`,
+          );
+        }
+        continue;
+      }
       let names: string[];
       try {
         names = readdirSync(this.dir);

@@ -1,7 +1,16 @@
 // Read-only opens and followers beside a writer in this process (test/engine-follower.test.ts runs them in other
 // processes): no lock, nothing in the directory changed, writes refused with READ_ONLY, the view as of the open or of
 // the last catchUp, and tables a compaction deleted still readable.
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  unlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -93,6 +102,23 @@ describe('read-only open', () => {
     const empty = join(dir, 'empty');
     await expect(Engine.open(empty, { readOnly: true })).rejects.toMatchObject({ code: ErrorCodes.NOT_FOUND });
     expect(() => statSync(empty)).toThrow(); // not created
+  });
+
+  it('refuses, as CorruptionError naming the manifest, a directory that lacks a table its manifest lists', async () => {
+    const writer = await Engine.open(dir);
+    await writer.put('a', '1');
+    await writer.flush();
+    await writer.close();
+    const table = readdirSync(dir).find((n) => parseFileName(n)?.type === FileType.Table)!;
+    unlinkSync(join(dir, table));
+    const manifest = readFileSync(join(dir, 'CURRENT'), 'utf8').trim();
+    // Not an endless wait for a writer that moves on: nothing changes the manifest, so the table is missing for good.
+    await expect(Engine.open(dir, { readOnly: true })).rejects.toMatchObject({
+      code: ErrorCodes.CORRUPTION,
+      file: join(dir, manifest),
+      message: expect.stringContaining(`lists table ${table}, which is missing`),
+    });
+    await expect(openFollower(dir)).rejects.toMatchObject({ code: ErrorCodes.CORRUPTION });
   });
 });
 

@@ -25,21 +25,22 @@ export class TableFiles {
   }
 
   /**
-   * Takes a descriptor of every table in `numbers` not held yet. Returns false if one is missing (the writer deleted
-   * it: its manifest has moved on); those taken stay held. Throws EngineError IO for any other failure.
+   * Takes a descriptor of every table in `numbers` not held yet. Returns the number of one that is missing (the
+   * writer deleted it: its manifest has moved on, or the directory is damaged), else undefined; those taken stay
+   * held. Throws EngineError IO for any other failure.
    */
-  hold(numbers: Iterable<number>): boolean {
+  hold(numbers: Iterable<number>): number | undefined {
     for (const n of numbers) {
       if (this.fds.has(n)) continue;
       const path = tableFileName(this.dir, n);
       try {
         this.fds.set(n, openSync(path, 'r'));
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return n;
         throw ioError('opening', path, err);
       }
     }
-    return true;
+    return undefined;
   }
 
   /** Closes the descriptors of the tables not in `live`; returns their numbers. */

@@ -12,8 +12,20 @@
  *
  * A file stops being checked at its first problem in the log formats (what follows cannot be framed with certainty);
  * each problem names the file and the byte offset.
+ *
+ * It runs beside a live writer (a server holding the directory open) without false alarms:
+ *
+ * - only the tables the manifest lists are checked: the writer writes a table under its final name, so a table the
+ *   manifest does not list may be one being written (or one obsolete, which a writer deletes); those are reported
+ *   as skipped;
+ * - CURRENT and the manifest are checked against a listing of the directory taken after the manifest was read, and
+ *   a failed check counts only if the manifest did not change meanwhile (else it runs again): the writer adds a
+ *   table to the manifest after writing it and deletes it after the manifest stops listing it;
+ * - a file that fails its check and is gone by then was deleted by the writer (a compaction's input, a retired WAL
+ *   or manifest): skipped, not damaged. A file, once opened, is read whole even if it is deleted meanwhile;
+ * - the WAL and manifest being appended to end, at worst, in a record cut short, which passes.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptionError, EngineError, ErrorCodes } from '../base/errors.js';
 import { FileType, parseFileName } from '../base/filenames.js';
@@ -36,6 +48,8 @@ export interface VerifiedFile {
   kind: 'table' | 'log' | 'manifest' | 'current';
   /** Data blocks (tables) or records (logs, manifests) whose checksums held. */
   checked: number;
+  /** Why the file was not checked, when it was not: not a table of the manifest, or deleted while verify ran. */
+  skipped?: string;
 }
 
 /** The outcome of `verifyDatabase`: `ok` when no problem was found. */
@@ -82,21 +96,36 @@ export async function verifyDatabase(dir: string, options: VerifyOptions = {}): 
   if (engineFiles.length === 0) throw new EngineError(ErrorCodes.NOT_FOUND, `${dir} holds no database files`);
   const files: VerifiedFile[] = [];
   const problems: VerifyProblem[] = [];
+  // The manifest's tables, or undefined when the manifest cannot be read (then every table present is checked).
+  const live = verifyCurrent(dir, problems);
   let done = 0;
   for (const name of engineFiles) {
     const f = parseFileName(name)!;
     const path = join(dir, name);
-    if (f.type === FileType.Table)
-      files.push({ file: path, kind: 'table', checked: verifyTable(path, f.number, problems) });
-    else if (f.type === FileType.Log)
-      files.push({ file: path, kind: 'log', checked: verifyLog(path, 'log', problems) });
+    const found = problems.length;
+    let file: VerifiedFile;
+    if (f.type === FileType.Table) {
+      file =
+        live === undefined || live.has(f.number)
+          ? { file: path, kind: 'table', checked: verifyTable(path, f.number, problems) }
+          : { file: path, kind: 'table', checked: 0, skipped: NOT_LISTED };
+    } else if (f.type === FileType.Log) file = { file: path, kind: 'log', checked: verifyLog(path, 'log', problems) };
     else if (f.type === FileType.Manifest) {
-      files.push({ file: path, kind: 'manifest', checked: verifyLog(path, 'manifest', problems) });
-    } else files.push({ file: path, kind: 'current', checked: verifyCurrent(dir, names, problems) });
+      file = { file: path, kind: 'manifest', checked: verifyLog(path, 'manifest', problems) };
+    } else file = { file: path, kind: 'current', checked: live === undefined ? 0 : 1 };
+    if (problems.length > found && f.type !== FileType.Current && !existsSync(path)) {
+      // Deleted by a live writer while it was read: no longer part of the database.
+      problems.length = found;
+      file = { file: path, kind: file.kind, checked: 0, skipped: GONE };
+    }
+    files.push(file);
     options.onProgress?.(++done, engineFiles.length, path);
   }
   return { ok: problems.length === 0, files, problems };
 }
+
+const NOT_LISTED = 'not a table of the manifest (obsolete, or being written)';
+const GONE = 'deleted while verify ran';
 
 /** Checks one table; returns the data blocks that passed. */
 function verifyTable(path: string, number: number, problems: VerifyProblem[]): number {
@@ -146,18 +175,38 @@ function verifyLog(path: string, kind: 'log' | 'manifest', problems: VerifyProbl
   return good;
 }
 
-/** Checks CURRENT and the manifest it names against the directory, as open does; returns 1 if they hold. */
-function verifyCurrent(dir: string, names: readonly string[], problems: VerifyProblem[]): number {
-  // The most levels an engine may have (numLevels' bound): a manifest naming a deeper one is damaged.
-  const versions = new VersionSet(dir, MAX_LEVELS);
+/** Rounds of the CURRENT check before a manifest that keeps changing under it counts as it was last read. */
+const MAX_ROUNDS = 100;
+
+/** CURRENT's text and the size of the manifest it names, which change with every edit a writer makes. */
+function manifestMark(dir: string): string {
   try {
-    versions.recover();
-    versions.verifyFiles(names);
-    return 1;
-  } catch (err) {
-    problems.push(problemOf(err, join(dir, 'CURRENT')));
-    return 0;
-  } finally {
-    versions.close();
+    const current = readFileSync(join(dir, 'CURRENT'), 'utf8');
+    return `${current}${statSync(join(dir, current.trim())).size}`;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Checks CURRENT and the manifest it names against the directory, as open does (see the top of the file for a live
+ * writer); returns the manifest's table numbers if they hold, else undefined, with the problem recorded.
+ */
+function verifyCurrent(dir: string, problems: VerifyProblem[]): Set<number> | undefined {
+  for (let round = 1; ; round++) {
+    const mark = manifestMark(dir);
+    // The most levels an engine may have (numLevels' bound): a manifest naming a deeper one is damaged.
+    const versions = new VersionSet(dir, MAX_LEVELS);
+    try {
+      versions.recover();
+      versions.verifyFiles(readdirSync(dir));
+      return versions.liveTableNumbers();
+    } catch (err) {
+      if (round < MAX_ROUNDS && manifestMark(dir) !== mark) continue;
+      problems.push(problemOf(err, join(dir, 'CURRENT')));
+      return undefined;
+    } finally {
+      versions.close();
+    }
   }
 }

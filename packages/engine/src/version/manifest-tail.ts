@@ -111,6 +111,11 @@ export class ManifestTail implements ManifestState {
     }
   }
 
+  /** The path of the manifest last read. */
+  get path(): string {
+    return join(this.dir, this.name);
+  }
+
   /**
    * True if the manifest is still the one read and has not grown since: no edit came in meanwhile.
    * Throws EngineError IO, CorruptionError for a bad CURRENT.

@@ -86,10 +86,24 @@ export const ERROR_CODES = {
    * written; split it into several batches.
    */
   BATCH_TOO_LARGE: { wire: 409, status: 413, message: 'too many operations in one batch' },
+  /**
+   * A KV `watch` from a sequence whose changes the store no longer keeps (the WALs holding them were deleted once
+   * their data was in tables and past what the store pins) or never had (past its last sequence): nothing was
+   * sent; read the current state (a scan) and watch from the sequence it reflects.
+   */
+  SEQUENCE_GONE: { wire: 410, status: 410, message: 'the changes after that sequence are no longer kept' },
+  /**
+   * The end of a watch whose watcher fell behind beyond the bound (changes waiting for a slow socket or a slow
+   * consumer): every change before it was delivered; watch again from the last sequence received to go on with
+   * neither a gap nor a duplicate.
+   */
+  WATCH_OVERFLOW: { wire: 411, status: 503, message: 'the watcher fell behind' },
   /** A fault in the server itself, not in the actor's method. */
   INTERNAL: { wire: 500, status: 500, message: 'internal server error' },
   /** The server is shutting down and takes no new calls (WebSocket close 1001). */
   SHUTTING_DOWN: { wire: 501, status: 503, message: 'server is shutting down' },
+  /** A connection that already has the server's maximum of open streams (watches) asked for another. */
+  TOO_MANY_STREAMS: { wire: 502, status: 429, message: 'too many open streams on this connection' },
   /** No reply within the call's timeout; the call may still run on the server. */
   TIMEOUT: { wire: 900, status: 504, message: 'call timed out' },
   /** The connection dropped while the call was in flight; the call may or may not have run. */

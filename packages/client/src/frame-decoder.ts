@@ -5,8 +5,15 @@ import { MSGPACK_OPTIONS } from './msgpack-options.js';
 
 /** One call as it arrives: the id is checked; `method` and `args` are checked by the dispatcher, per call. */
 export type CallMessage = [id: number, method: unknown, args: unknown];
-/** One reply: `[id, result]` on success, `[id, wireCode, message]` on failure. */
-export type ReplyMessage = [id: number, result: unknown] | [id: number, code: number, message: string];
+/**
+ * One message of a reply frame: `[id, result]` on success, `[id, wireCode, message]` on failure; with id 0, the
+ * hello `[0, hello]`, a stream's items `[0, stream, items]` or its end `[0, stream, wireCode, message]`.
+ */
+export type ReplyMessage =
+  | [id: number, result: unknown]
+  | [id: number, code: number, message: string]
+  | [id: 0, stream: number, items: unknown[]]
+  | [id: 0, stream: number, code: number, message: string];
 
 /** The limits a server announces in its hello, the first message it sends (id 0). */
 export interface ServerHello {
@@ -17,10 +24,16 @@ export interface ServerHello {
   maxInFlight: number;
   /** The methods a client may call (the actor's exposed ones); a ref offers exactly these. Absent: not said. */
   methods?: string[];
+  /** Those of `methods` whose call opens a stream of items pushed after the reply (FORMAT.md, "Streams"). */
+  streams?: string[];
 }
 
 function isId(x: unknown): x is number {
   return typeof x === 'number' && Number.isInteger(x) && x >= HELLO_ID && x <= MAX_CALL_ID;
+}
+
+function isStreamId(x: unknown): x is number {
+  return isId(x) && x !== 0;
 }
 
 /** Decodes frames (FORMAT.md). Values of msgpack bin type come back as views of `bytes`, not copies. */
@@ -51,12 +64,21 @@ export class FrameDecoder {
     const frame = this.#decode(bytes);
     for (let i = 0; i < frame.length; i++) {
       const m = frame[i];
-      const ok =
-        Array.isArray(m) &&
-        isId(m[0]) &&
-        (m.length === 2 || (m.length === 3 && typeof m[1] === 'number' && typeof m[2] === 'string'));
-      if (!ok)
+      if (!Array.isArray(m) || !isId(m[0])) {
         throw new HeaplessError('BAD_FRAME', `reply ${i} of the frame is not [id, result] or [id, code, message]`);
+      }
+      const ok =
+        m[0] === HELLO_ID
+          ? m.length === 2 ||
+            (m.length === 3 && isStreamId(m[1]) && Array.isArray(m[2])) ||
+            (m.length === 4 && isStreamId(m[1]) && typeof m[2] === 'number' && typeof m[3] === 'string')
+          : m.length === 2 || (m.length === 3 && typeof m[1] === 'number' && typeof m[2] === 'string');
+      if (!ok) {
+        throw new HeaplessError(
+          'BAD_FRAME',
+          `reply ${i} of the frame is not [id, result], [id, code, message] or a stream's [0, stream, ...]`,
+        );
+      }
     }
     return frame as ReplyMessage[];
   }
@@ -82,6 +104,7 @@ export function isServerHello(x: unknown): x is ServerHello {
     typeof h.maxFrameBytes === 'number' &&
     typeof h.maxCallsPerFrame === 'number' &&
     typeof h.maxInFlight === 'number' &&
-    (h.methods === undefined || (Array.isArray(h.methods) && h.methods.every((m) => typeof m === 'string')))
+    (h.methods === undefined || (Array.isArray(h.methods) && h.methods.every((m) => typeof m === 'string'))) &&
+    (h.streams === undefined || (Array.isArray(h.streams) && h.streams.every((m) => typeof m === 'string')))
   );
 }

@@ -7,9 +7,11 @@ export { type CallMessage, FrameDecoder, type ReplyMessage, type ServerHello } f
 export { FrameEncoder } from './frame-encoder.js';
 export { HeaplessError } from './heapless-error.js';
 export type { KvBatchOp, KvBatchOptions, KvBatchResult } from './kv-batch.js';
+export type { KvChange, KvWatchHead, KvWatchOptions } from './kv-watch.js';
 export * from './limits.js';
 export { isMethodName, RESERVED_NAMES, type ReservedName } from './method-names.js';
 export { MSGPACK_OPTIONS } from './msgpack-options.js';
 export type { ExposedNames, InstanceOf, MethodNames, Promisified, Remote } from './remote-types.js';
+export { STREAM, STREAM_ITEM, type Streamed } from './streamed.js';
 export { tokenFromProtocols, tokenProtocol } from './token.js';
 export { isWellFormed } from './well-formed.js';

@@ -1,4 +1,5 @@
 import { isMethodName } from './method-names.js';
+import type { RemoteStream } from './remote-stream.js';
 
 /** What a ref needs from the thing that carries its calls (a WebSocket or an HTTP client). */
 export interface CallTarget {
@@ -8,6 +9,10 @@ export interface CallTarget {
   readonly url: string;
   /** The methods the server said it exposes (its hello), or null when it did not say (HTTP, an older server). */
   readonly methods: ReadonlySet<string> | null;
+  /** The methods whose call opens a stream (the hello's `streams`), or null: none known (HTTP). */
+  readonly streams?: ReadonlySet<string> | null;
+  /** Opens a stream by calling `method` (one of `streams`). */
+  stream?<T>(method: string, args: unknown[]): RemoteStream<T>;
 }
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -57,7 +62,10 @@ export function remoteRef<R>(target: CallTarget): R {
       if (!isRemote(prop)) return undefined;
       let f = methods.get(prop);
       if (f === undefined) {
-        f = (...args: unknown[]) => target.call(prop, args);
+        f =
+          target.streams?.has(prop) && target.stream !== undefined
+            ? (...args: unknown[]) => target.stream!(prop, args) as unknown as Promise<unknown>
+            : (...args: unknown[]) => target.call(prop, args);
         methods.set(prop, f);
       }
       return f;

@@ -1,4 +1,6 @@
 import type { ReservedName } from './method-names.js';
+import type { RemoteStream } from './remote-stream.js';
+import type { Streamed } from './streamed.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: function types must accept any parameters to match every method.
 type AnyFn = (...args: any[]) => any;
@@ -20,9 +22,16 @@ export type ExposedNames<T> = T extends { readonly exposed: readonly (infer K)[]
   ? Extract<K, MethodNames<InstanceOf<T>>>
   : MethodNames<InstanceOf<T>>;
 
-/** `I`'s methods named by `K`, each returning a promise of its (awaited) result. */
+/**
+ * `I`'s methods named by `K`, each returning a promise of its (awaited) result, or, for a method whose result is a
+ * `Streamed<T>` (a KV watch), a {@link RemoteStream} of `T` at once.
+ */
 export type Promisified<I, K extends keyof I> = {
-  [P in K]: I[P] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+  [P in K]: I[P] extends (...args: infer A) => infer R
+    ? Awaited<R> extends Streamed<infer T>
+      ? (...args: A) => RemoteStream<T>
+      : (...args: A) => Promise<Awaited<R>>
+    : never;
 };
 
 /**

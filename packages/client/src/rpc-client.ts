@@ -6,6 +6,7 @@ import { FrameEncoder } from './frame-encoder.js';
 import { HeaplessError } from './heapless-error.js';
 import { illFormedArguments } from './ill-formed.js';
 import { DEFAULT_MAX_CALLS_PER_FRAME, DEFAULT_MAX_FRAME_BYTES, HELLO_ID, MAX_CALL_ID } from './limits.js';
+import { RemoteStream, type StreamHost, type StreamOptions } from './remote-stream.js';
 import type { OpenSocket, SocketLike } from './socket-like.js';
 
 /** Options of {@link RpcClient} and `connect()`. */
@@ -20,15 +21,19 @@ export interface ConnectOptions {
 
 type State = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
-/** A call waiting for its reply; one fixed shape for every call. */
+/** A call waiting for its reply; one fixed shape for every call (`stream` set for a call that opens one). */
 class Pending {
   sent = false;
+  stream: RemoteStream<unknown> | null = null;
   constructor(
     readonly resolve: (v: unknown) => void,
     readonly reject: (e: unknown) => void,
     readonly deadline: number,
   ) {}
 }
+
+/** The call that cancels a stream (FORMAT.md, "Streams"): not a method name an actor can have. */
+const CANCEL_METHOD = '$cancel';
 
 /**
  * Where the one executor every call's promise is made with leaves its resolving functions, to be picked up right
@@ -55,7 +60,7 @@ const NO_TIMER = undefined;
  *
  * Ownership: whoever made the client must `close()` it; after `close()` no socket or timer is left.
  */
-export class RpcClient {
+export class RpcClient implements StreamHost {
   readonly #url: string;
   readonly #openSocket: OpenSocket;
   readonly #token: string | undefined;
@@ -64,11 +69,15 @@ export class RpcClient {
   readonly #encoder = new FrameEncoder();
   readonly #decoder = new FrameDecoder();
   readonly #pending = new Map<number, Pending>();
+  /** Open streams by the server's id. */
+  readonly #streams = new Map<number, RemoteStream<unknown>>();
+  #streamNames: ReadonlySet<string> | null = null;
   #outbox: [number, string, unknown[]][] = [];
   #spare: [number, string, unknown[]][] = [];
   #state: State = 'connecting';
   #socket: SocketLike | null = null;
   #nextId = 1;
+  #lastId = 0;
   #flushQueued = false;
   readonly #resolvers = new Resolvers();
   /** performance.now() at the first call of this tick (while open): the calls of a tick share one deadline. */
@@ -105,6 +114,7 @@ export class RpcClient {
   call(method: string, args: unknown[]): Promise<unknown> {
     if (this.#state === 'closed') return Promise.reject(new HeaplessError('CLIENT_CLOSED'));
     const id = this.#nextId;
+    this.#lastId = id;
     this.#nextId = id === MAX_CALL_ID ? 1 : id + 1;
     const r = this.#resolvers;
     const promise = new Promise(r.executor);
@@ -118,6 +128,33 @@ export class RpcClient {
     }
     if (this.#timer === NO_TIMER && this.#timeoutMs > 0) this.#armTimer();
     return promise;
+  }
+
+  /**
+   * Calls `method`, whose call opens a stream (one the hello lists in `streams`, such as the KV `watch`), and
+   * returns the stream at once: an async iterator of the items the server pushes after its reply. A failed call
+   * rejects the first `next()`; the stream ends with `CONNECTION_LOST` when the connection drops (no stream is
+   * reopened by a reconnect: open it again, for a watch from the last sequence received) and with `CLIENT_CLOSED`
+   * at `close()`.
+   */
+  stream<T>(method: string, args: unknown[], opts?: StreamOptions): RemoteStream<T> {
+    const stream = new RemoteStream<T>(this, opts);
+    const p = this.call(method, args);
+    const pending = this.#pending.get(this.#lastId);
+    if (pending !== undefined) pending.stream = stream as RemoteStream<unknown>;
+    p.catch((e: unknown) => stream.ended(e instanceof HeaplessError ? e : new HeaplessError('INTERNAL', String(e))));
+    return stream;
+  }
+
+  /** Stops stream `id` on the server (StreamHost); what is still on the way is dropped. */
+  cancel(id: number): void {
+    if (!this.#streams.delete(id)) return;
+    this.call(CANCEL_METHOD, [id]).catch(() => {}); // a lost connection ends the stream server-side too
+  }
+
+  /** The methods whose call opens a stream, from the server's last hello (null when it listed none). */
+  get streams(): ReadonlySet<string> | null {
+    return this.#streamNames;
   }
 
   /** The server's URL. */
@@ -144,6 +181,7 @@ export class RpcClient {
     this.#state = 'closed';
     this.#clearTimers();
     this.#failAll(new HeaplessError('CLIENT_CLOSED'), false);
+    this.#endStreams(new HeaplessError('CLIENT_CLOSED'));
     this.#firstOpen?.reject(new HeaplessError('CLIENT_CLOSED'));
     this.#firstOpen = null;
     const socket = this.#socket;
@@ -188,15 +226,46 @@ export class RpcClient {
       const r = replies[i];
       const id = r[0];
       if (id === HELLO_ID) {
-        this.#onHello(r[1]);
+        if (r.length === 2) this.#onHello(r[1]);
+        else this.#onStreamMessage(r as unknown[]);
         continue;
       }
       const p = pending.get(id);
       if (p === undefined) continue; // timed out earlier
       pending.delete(id);
-      if (r.length === 2) p.resolve(r[1]);
-      else p.reject(new HeaplessError(codeFromWire(r[1]), r[2]));
+      if (r.length === 2) {
+        // Registered before anything else of the frame is read: the stream's first items may follow in it.
+        const s = p.stream;
+        if (s !== null) {
+          const sid = s.opening(r[1]);
+          if (sid !== 0) {
+            this.#streams.set(sid, s);
+            if (s.finished) this.cancel(sid); // left before the reply came
+          }
+        }
+        p.resolve(r[1]);
+      } else p.reject(new HeaplessError(codeFromWire(r[1]), r[2] as string));
     }
+  }
+
+  /** `[0, stream, items]` or `[0, stream, code, message]`; for a stream not open (cancelled), nothing. */
+  #onStreamMessage(m: unknown[]): void {
+    const s = this.#streams.get(m[1] as number);
+    if (s === undefined) return;
+    if (m.length === 3) {
+      s.pushed(m[2] as unknown[]);
+      if (s.finished) this.#streams.delete(m[1] as number);
+      return;
+    }
+    this.#streams.delete(m[1] as number);
+    s.ended(new HeaplessError(codeFromWire(m[2] as number), m[3] as string));
+  }
+
+  /** Ends every open stream with `err`. */
+  #endStreams(err: HeaplessError): void {
+    const open = [...this.#streams.values()];
+    this.#streams.clear();
+    for (const s of open) s.ended(err);
   }
 
   #onHello(hello: unknown): void {
@@ -209,6 +278,7 @@ export class RpcClient {
     this.#maxFrameBytes = hello.maxFrameBytes;
     this.#maxCallsPerFrame = hello.maxCallsPerFrame;
     this.#methods = hello.methods === undefined ? null : new Set(hello.methods);
+    this.#streamNames = hello.streams === undefined ? null : new Set(hello.streams);
     this.#state = 'open';
     this.#attempt = 0;
     this.#firstOpen?.resolve();
@@ -236,6 +306,7 @@ export class RpcClient {
       this.#firstOpen?.reject(err);
       this.#firstOpen = null;
       this.#failAll(err, false);
+      this.#endStreams(err);
       return;
     }
     const err =
@@ -247,6 +318,7 @@ export class RpcClient {
 
   /** The socket is gone: fail what was sent, then reconnect (calls not yet sent wait for the new socket) or give up. */
   #lost(err: HeaplessError): void {
+    this.#endStreams(err);
     if (this.#firstOpen !== null) {
       // The first connection never opened: connect() fails and the client is done.
       this.#state = 'closed';

@@ -1,6 +1,7 @@
 export type { ArrayType, FieldSpec, FieldType, FieldValue, ScalarType, StructValue, Utf8Type } from '@heapless/struct';
 export { OFFHEAP_ERRORS, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
 export { type BatchResult, type BatchWriteOptions, MapBatch } from './map/map-batch.js';
+export type { ChangesSince, ChangeVisitor, MapChanges } from './map/map-changes.js';
 export type { MapCheckpoint } from './map/map-checkpoint.js';
 export { MAX_META_NAME_BYTES, MAX_META_VALUE_BYTES, type MapMetadata } from './map/map-meta.js';
 export {

@@ -109,6 +109,7 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
       logger: { level: args.logLevel },
       metrics,
       routes: kvRoutes,
+      streams: KvActor.streams,
     });
   } catch (e) {
     await ref.stop();

@@ -4,6 +4,7 @@ import {
   type KvBatchOp,
   type KvBatchOptions,
   type KvBatchResult,
+  type KvWatchOptions,
 } from '@heapless/client/protocol';
 import type { MapBatch, MapCheckpoint, OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
 import { Actor } from '../runtime/actor.js';
@@ -11,6 +12,7 @@ import { detach } from '../runtime/detach.js';
 import { storageWireCode } from '../server/wire-error.js';
 import { checkpointDirectory } from './kv-checkpoint.js';
 import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
+import { type KvWatch, KvWatchHub } from './kv-watch.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
@@ -54,6 +56,8 @@ export interface KvActorOptions {
    * checkpoint, never a path outside it). Without it, `checkpoint` is refused with FORBIDDEN.
    */
   checkpointRoot?: string;
+  /** Bytes of live changes a watch may have waiting before it ends with WATCH_OVERFLOW; default 1 MiB (kv-watch.ts). */
+  maxWatchBytes?: number;
 }
 
 /** What `checkpoint` answers. */
@@ -126,7 +130,10 @@ export class KvActor extends Actor {
     'setMeta',
     'deleteMeta',
     'checkpoint',
+    'watch',
   ] as const;
+  /** The exposed methods whose call opens a stream (the server lists them in its hello). */
+  static readonly streams = ['watch'] as const;
   readonly #map: OffHeapMap<string, unknown>;
   readonly #persistent: boolean;
   readonly #maxKeyBytes: number;
@@ -135,6 +142,8 @@ export class KvActor extends Actor {
   readonly #maxResultBytes: number;
   readonly #maxBatchOps: number;
   readonly #checkpointRoot: string | undefined;
+  readonly #maxWatchBytes: number | undefined;
+  #watches: KvWatchHub | null = null;
 
   constructor(map: OffHeapMap<string, unknown>, opts: KvActorOptions = {}) {
     super();
@@ -146,6 +155,7 @@ export class KvActor extends Actor {
     this.#maxResultBytes = opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.#maxBatchOps = opts.maxBatchOps ?? DEFAULT_MAX_BATCH_OPS;
     this.#checkpointRoot = opts.checkpointRoot;
+    this.#maxWatchBytes = opts.maxWatchBytes;
   }
 
   /** The stored bytes of `key`'s value, or undefined. */
@@ -349,7 +359,31 @@ export class KvActor extends Actor {
     );
   }
 
+  /**
+   * Watches the keys starting with `prefix` ('' for all): a stream of `[sequence, key, value | null]` changes in
+   * commit order, each pushed once durable (kv-watch.ts), after the reply `{ sequence }` (the store's last sequence
+   * now). With `fromSequence`, the changes after it that the store still keeps come first. Over a WebSocket the
+   * client gets an async iterator. Errors: BAD_ARGUMENTS (a prefix that is not a well-formed string, a
+   * `fromSequence` that is not a non-negative integer, a memory-only store, which has no sequences),
+   * KEY_TOO_LARGE (prefix), SEQUENCE_GONE (changes after `fromSequence` no longer kept, or past the last sequence).
+   */
+  watch(prefix: string, opts?: KvWatchOptions): Promise<KvWatch> {
+    this.#checkKey(prefix);
+    if (opts !== undefined && (typeof opts !== 'object' || opts === null || Array.isArray(opts))) {
+      throw new HeaplessError('BAD_ARGUMENTS', 'watch: options is an object');
+    }
+    const from = opts?.fromSequence ?? undefined;
+    if (from !== undefined && (!Number.isSafeInteger(from) || from < 0)) {
+      throw new HeaplessError('BAD_ARGUMENTS', 'watch: fromSequence is an integer from 0');
+    }
+    const changes = this.#persistent ? this.#map.changes : undefined;
+    if (changes === undefined) throw new HeaplessError('BAD_ARGUMENTS', 'watch needs a persisted store');
+    this.#watches ??= new KvWatchHub({ changes, durable: () => this.#map.durable() }, this.#maxWatchBytes);
+    return detach(this.#watches.open(Buffer.from(prefix, 'utf8'), from));
+  }
+
   override async onStop(): Promise<void> {
+    this.#watches?.close();
     await this.#map.close();
   }
 

@@ -54,6 +54,11 @@ export interface PublishOptions {
   port?: number;
   /** Required from every caller except `GET /healthz`, compared in constant time. */
   token?: string;
+  /**
+   * The exposed methods whose call opens a stream (they answer a `PushStream`: the KV actor's `watch`, its class's
+   * static `streams`); the hello lists them, and a client ref gives an async iterator for them. Default none.
+   */
+  streams?: readonly string[];
   /** The WebSocket path; default `/v1/ws`. */
   path?: string;
   /** Largest WebSocket frame accepted (close 1009 beyond) and sent; default 16 MiB. */
@@ -189,12 +194,15 @@ export function resolvePublishOptions(opts: PublishOptions, methods: Iterable<st
       `refusing to listen on ${host} without TLS: the token would cross the network in clear (give tls, or insecure)`,
     );
   }
+  const exposed = [...methods];
+  const streams = (opts.streams ?? []).filter((m) => exposed.includes(m));
   const hello: ServerHello = {
     v: 1,
     maxFrameBytes: positiveInt('maxFrameBytes', opts.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES),
     maxCallsPerFrame: positiveInt('maxCallsPerFrame', opts.maxCallsPerFrame, DEFAULT_MAX_CALLS_PER_FRAME),
     maxInFlight: positiveInt('maxInFlight', opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT),
-    methods: [...methods], // a client's ref offers exactly these
+    methods: exposed, // a client's ref offers exactly these
+    ...(streams.length > 0 ? { streams } : {}),
   };
   const headersTimeoutMs = positiveInt('headersTimeoutMs', opts.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS);
   const requestTimeoutMs = positiveInt(

@@ -2,6 +2,7 @@ import { CLOSE_CODES, type ErrorCode, HeaplessError, PROTOCOL } from '@heapless/
 import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { handleOf } from '../runtime/actor-handle.js';
+import { isPushStream } from '../runtime/push-stream.js';
 import { bearerToken, digest, tokenMatches, upgradeToken } from './auth.js';
 import { HttpReplier, MSGPACK, offersProtocol, routerErrorCode, unpackBody, upgradeRefusal } from './http-reply.js';
 import { nodeServerFactory } from './node-server.js';
@@ -125,7 +126,12 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     const args = req.body;
     if (!Array.isArray(args)) throw new HeaplessError('BAD_REQUEST', 'the body must be the array of arguments');
     if (!handle.exposed.has(method)) throw new HeaplessError('UNKNOWN_METHOD', `unknown method ${method}`);
-    return sendValue(req, reply, 200, await handle.call(method, args));
+    const result = await handle.call(method, args);
+    if (isPushStream(result)) {
+      result.cancel();
+      throw new HeaplessError('BAD_REQUEST', `${method} opens a stream: call it over the WebSocket (or its SSE route)`);
+    }
+    return sendValue(req, reply, 200, result);
   });
   if (opts.routes !== undefined) await app.register(async (scope) => opts.routes!(scope, handle, replier));
   if (metrics !== undefined) {

@@ -11,8 +11,10 @@ import {
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import type { ActorHandle } from '../runtime/actor-handle.js';
+import { isPushStream, type PushStream } from '../runtime/push-stream.js';
 import type { ReplySink } from '../runtime/reply-sink.js';
 import { RingQueue } from '../runtime/ring-queue.js';
+import { CANCEL_METHOD, MAX_STREAMS_PER_CONNECTION, SessionStreams } from './session-streams.js';
 import { wireCodeOf, wireMessageOf } from './wire-error.js';
 
 /** How long a peer gets to answer our close frame before its socket is destroyed. */
@@ -67,6 +69,10 @@ class InboundFrame implements ReplySink {
   }
 
   resolve(index: number, value: unknown): void {
+    if (isPushStream(value)) {
+      this.session.streamOpened(this, index, value);
+      return;
+    }
     this.session.answered(this, index, [this.calls[index][0], value], replyBytesBound(value));
   }
 
@@ -123,6 +129,8 @@ export class WsSession {
   /** Whether the peer showed a sign of life (a pong, a frame, a reply it took) since the last heartbeat. */
   #heard = true;
   #graceTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The streams (KV watches) open on this connection. */
+  readonly #streams: SessionStreams;
   /** Resolves when the socket has closed, however that happened. */
   readonly closed: Promise<void>;
 
@@ -131,8 +139,12 @@ export class WsSession {
     this.#handle = handle;
     this.#limits = limits;
     this.#log = log;
+    this.#streams = new SessionStreams(ws, this.#encoder, () => {
+      this.#heard = true;
+    });
     this.closed = new Promise((resolve) => {
       ws.once('close', () => {
+        this.#streams.cancelAll();
         clearTimeout(this.#graceTimer);
         resolve();
       });
@@ -160,6 +172,7 @@ export class WsSession {
   /** Stops taking calls (new ones get `SHUTTING_DOWN`), lets the ones in flight finish, then closes with 1001. */
   shutdown(): Promise<void> {
     this.#shuttingDown = true;
+    this.#streams.endAll('SHUTTING_DOWN', 'the server is shutting down');
     if (this.#inFlight === 0) this.#close(CLOSE_CODES.GOING_AWAY, 'SHUTTING_DOWN');
     return this.closed;
   }
@@ -186,6 +199,28 @@ export class WsSession {
   answered(frame: InboundFrame, index: number, reply: unknown[], bound: number): void {
     this.#settled(frame, index);
     this.#queueReply(reply, bound);
+    this.#pump();
+  }
+
+  /**
+   * A call of `frame` answered with a stream: the reply (its head and id) goes out now, then the stream is opened,
+   * so that none of its items overtakes the reply. Refused (and cancelled) while shutting down or past the
+   * connection's maximum of streams.
+   */
+  streamOpened(frame: InboundFrame, index: number, stream: PushStream<unknown>): void {
+    const id = this.#closeSent || this.#shuttingDown ? -1 : this.#streams.attach(stream);
+    if (id <= 0) {
+      stream.cancel();
+      const e =
+        id < 0
+          ? new HeaplessError('SHUTTING_DOWN', 'the server is shutting down')
+          : new HeaplessError('TOO_MANY_STREAMS', `a connection may have ${MAX_STREAMS_PER_CONNECTION} streams open`);
+      this.failed(frame, index, e);
+      return;
+    }
+    this.#settled(frame, index);
+    this.#queueReply([frame.calls[index][0], { ...stream.head, stream: id }], -1);
+    this.#streams.open(id);
     this.#pump();
   }
 
@@ -265,6 +300,8 @@ export class WsSession {
         const [, method, args] = frame.calls[index];
         if (typeof method !== 'string' || !Array.isArray(args)) {
           frame.reject(index, new HeaplessError('BAD_REQUEST', 'a call is [id, method: string, args: array]'));
+        } else if (method === CANCEL_METHOD) {
+          frame.resolve(index, this.#streams.cancel(args[0]));
         } else if (this.#shuttingDown) {
           frame.reject(index, new HeaplessError('SHUTTING_DOWN', `server is shutting down, ${method} was not run`));
         } else if (!handle.exposed.has(method)) {

@@ -35,7 +35,7 @@ import { amplification, hitRate, propertyValue, type TableInfo, tablesOf } from 
 import { readOnlyError } from './read-only.js';
 import { type ReadOptions, ReadPath, toKey } from './read-path.js';
 import { type Snapshot, SnapshotList } from './snapshot.js';
-import { readUpdatesSince, type UpdatesSince } from './updates-since.js';
+import { readUpdatesSince, type UpdateBatch, type UpdatesSince } from './updates-since.js';
 import { WalRetention } from './wal-retention.js';
 import { type Bytes, WriteBatch } from './write-batch.js';
 import { WriteGate } from './write-gate.js';
@@ -337,6 +337,29 @@ export class Engine {
     const last = this.versions.lastSequence;
     await this.writes.written();
     return readUpdatesSince(this.location, after, last);
+  }
+
+  /**
+   * Calls `listener` with each batch this engine applies from now on, synchronously inside the write call that
+   * applied it and in commit order (sequence numbers ascending without a gap), before the write is durable: the
+   * batch's `rep` is a view of the engine's scratch, valid during the call only (decode it with `forEachUpdate`).
+   * A consumer that must not see writes a crash could still lose waits for their durability itself. A listener
+   * must not write to the engine; one that throws does not fail the write (its error is rethrown from a
+   * microtask). Returns the function that removes the listener (idempotent). Throws CLOSED.
+   */
+  onCommit(listener: (batch: UpdateBatch) => void): () => void {
+    if (this.closing) throw closedError(`engine ${this.location}`);
+    const listeners = this.writes.commitListeners;
+    listeners.push(listener);
+    return () => {
+      const i = listeners.indexOf(listener);
+      if (i >= 0) listeners.splice(i, 1);
+    };
+  }
+
+  /** The sequence number of the last write applied (0 for an empty database); cheaper than `stats()`. */
+  get lastSequence(): number {
+    return this.versions.lastSequence;
   }
 
   /**

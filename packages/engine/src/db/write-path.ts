@@ -19,6 +19,7 @@ import type { VersionSet } from '../version/version-set.js';
 import { WalWriter } from '../wal/wal-writer.js';
 import type { BackgroundWork } from './background.js';
 import type { MemtableSet } from './memtables.js';
+import type { UpdateBatch } from './updates-since.js';
 import { type BatchHandler, type Bytes, replayBatch, WriteBatch } from './write-batch.js';
 import { nextTurn, type WriteGate } from './write-gate.js';
 
@@ -61,6 +62,8 @@ export class WritePath {
   private writesSinceYield = 0;
   /** Bytes of the batches written (keys, values and their framing), the base of write amplification. */
   bytesWritten = 0;
+  /** Told of every batch applied, in commit order (`Engine.onCommit`); empty unless someone watches. */
+  readonly commitListeners: ((batch: UpdateBatch) => void)[] = [];
   private poolWarm = false;
   /** Set at the first write, which resumes the compaction a previous session left to do. */
   private wrote = false;
@@ -153,6 +156,7 @@ export class WritePath {
     if (wal) wal.append(batch.rep, 0, batch.length);
     replayBatch(batch.rep, batch.length, seq, this.inserter, this.cursor, 'write batch', 0);
     this.versions.lastSequence = seq + count - 1;
+    if (this.commitListeners.length > 0) this.tellCommit(batch, seq, count);
     const usage = memtables.live.memoryUsage;
     // The worker threads start once the memtable is a quarter full, so that they have loaded (it takes a while) by
     // the time its flush needs them, and a session that writes little starts none.
@@ -184,6 +188,20 @@ export class WritePath {
     }
     // Durable to the level asked: in the OS (the write(2) of this turn returned), or on disk (an fdatasync after it).
     return this.gate.admit((sync ?? this.options.sync) ? wal.waitForSync() : wal.written());
+  }
+
+  /** Hands the batch just applied to each commit listener; a listener that throws does not fail the write. */
+  private tellCommit(batch: WriteBatch, sequence: number, count: number): void {
+    const update: UpdateBatch = { sequence, count, rep: batch.rep.subarray(0, batch.length) };
+    for (const listener of this.commitListeners.slice()) {
+      try {
+        listener(update);
+      } catch (err) {
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
+    }
   }
 
   /**

@@ -11,6 +11,7 @@ import type { StructView, StructViewBase, ViewHost } from '../struct-view.js';
 import { viewNotPositioned } from '../struct-view.js';
 import { copyOf } from './copy-of.js';
 import { type BatchResult, type BatchWriteOptions, MapBatch } from './map-batch.js';
+import { MapChanges } from './map-changes.js';
 import { checkpointMap, type MapCheckpoint } from './map-checkpoint.js';
 import type { MapCodec } from './map-codec.js';
 import type { MapIndex } from './map-index.js';
@@ -68,6 +69,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   /** The engine directory of a persisted map. */
   private readonly dir: string | null;
   private closed = false;
+  private changeFeed: MapChanges | undefined;
   /** msgpackr structures grew and the engine has not been given them yet (it gets them with the next value). */
   private unsavedStructures = false;
 
@@ -381,6 +383,17 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     if (this.closed) throw closedError('map');
     if (this.persistence === null || this.dir === null) throw invalidArgument('checkpoint() needs a persisted map');
     return checkpointMap(dir, this.dir, this.persistence, this.images);
+  }
+
+  /**
+   * The change feed of a persisted map (its data writes with their engine sequence numbers, live and from the
+   * retained WALs; map/map-changes.ts), or undefined for a memory-only map. Throws CLOSED.
+   */
+  get changes(): MapChanges | undefined {
+    if (this.closed) throw closedError('map');
+    if (this.persistence === null) return undefined;
+    this.changeFeed ??= new MapChanges(this.persistence.engine);
+    return this.changeFeed;
   }
 
   /** The persisting engine's stats (levels, flushes, compactions, stalls...), or undefined for a memory-only map. */

@@ -89,6 +89,8 @@ export interface ImageSettings {
  * `tag`, then (given a tag) writes its image, then `close`.
  */
 export interface MapPersistence {
+  /** The engine every write goes to (the change feed reads its commits and its retained WALs: map-changes.ts). */
+  readonly engine: Engine;
   /** Visits at most `limit` entries in [`lower`, `upper`), in key byte order. */
   entriesInRange(lower: Uint8Array, upper: Uint8Array | null, limit: number, visit: EntryVisitor): void;
   /**

@@ -1,0 +1,178 @@
+/**
+ * Changes of a KV watch, encoded once as they are committed and kept in commit order in one growing buffer, so that
+ * a push of many of them is one view of it. Each change is a msgpack array (FORMAT.md of @heapless/client, "KV
+ * watch"), written here by hand from the key's UTF-8 bytes and the value's bytes, with no JS string made:
+ *
+ *   93                       fixarray of 3
+ *   ce u32 | cf u64          sequence (big-endian; u64 from 2^32 on)
+ *   a0|n, d9 n, da n16, db n32 + UTF-8     key (str)
+ *   c4 n, c5 n16, c6 n32 + bytes | c0      value (bin), or nil for a delete
+ */
+
+const INITIAL_BYTES = 64 * 1024;
+const INITIAL_CHANGES = 1024;
+/** The most a change adds to its key and value: array, sequence, str and bin headers. */
+const CHANGE_OVERHEAD = 1 + 9 + 5 + 5;
+
+export class ChangeList {
+  bytes: Buffer = Buffer.allocUnsafeSlow(INITIAL_BYTES);
+  /** Bytes used. */
+  length = 0;
+  count = 0;
+  /** Per change: where its encoding ends, its key's offset and length in `bytes`, and its sequence. */
+  ends = new Int32Array(INITIAL_CHANGES);
+  keyAt = new Int32Array(INITIAL_CHANGES);
+  keyLength = new Int32Array(INITIAL_CHANGES);
+  sequences = new Float64Array(INITIAL_CHANGES);
+
+  /** Where change `i`'s encoding starts. */
+  startOf(i: number): number {
+    return i === 0 ? 0 : this.ends[i - 1]!;
+  }
+
+  /** The first index in [from, to) whose sequence is greater than `after` (to if none): sequences ascend. */
+  firstAfter(after: number, from: number, to: number): number {
+    let lo = from;
+    let hi = to;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.sequences[mid]! > after) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  /** Whether change `i`'s key starts with `prefix`. */
+  keyStartsWith(i: number, prefix: Uint8Array): boolean {
+    const n = prefix.length;
+    if (this.keyLength[i]! < n) return false;
+    const at = this.keyAt[i]!;
+    const b = this.bytes;
+    for (let j = 0; j < n; j++) if (b[at + j] !== prefix[j]) return false;
+    return true;
+  }
+
+  /** Appends the change: `value` undefined for a delete. Copies both. */
+  append(sequence: number, key: Uint8Array, value: Uint8Array | undefined): void {
+    const need = CHANGE_OVERHEAD + key.length + (value === undefined ? 0 : value.length);
+    this.#reserve(need);
+    const b = this.bytes;
+    let p = this.length;
+    b[p++] = 0x93;
+    if (sequence <= 0xffff_ffff) {
+      b[p++] = 0xce;
+      b.writeUInt32BE(sequence, p);
+      p += 4;
+    } else {
+      b[p++] = 0xcf;
+      b.writeUInt32BE(Math.floor(sequence / 0x1_0000_0000), p);
+      b.writeUInt32BE(sequence >>> 0, p + 4);
+      p += 8;
+    }
+    p = writeHeader(b, p, key.length, 0xa0, 32, 0xd9);
+    const keyAt = p;
+    b.set(key, p);
+    p += key.length;
+    if (value === undefined) b[p++] = 0xc0;
+    else {
+      p = writeHeader(b, p, value.length, -1, 0, 0xc4);
+      b.set(value, p);
+      p += value.length;
+    }
+    this.#record(p, keyAt, key.length, sequence);
+  }
+
+  /** Appends changes [from, to) of `other` (copied). */
+  appendFrom(other: ChangeList, from: number, to: number): void {
+    if (from >= to) return;
+    const start = other.startOf(from);
+    const end = other.ends[to - 1]!;
+    this.#reserve(end - start);
+    other.bytes.copy(this.bytes, this.length, start, end);
+    const shift = this.length - start;
+    for (let i = from; i < to; i++) {
+      this.#record(other.ends[i]! + shift, other.keyAt[i]! + shift, other.keyLength[i]!, other.sequences[i]!);
+    }
+  }
+
+  /** Forgets the first `n` changes (moving the others to the front). */
+  dropFirst(n: number): void {
+    if (n >= this.count) {
+      this.reset();
+      return;
+    }
+    if (n <= 0) return;
+    const cut = this.ends[n - 1]!;
+    this.bytes.copy(this.bytes, 0, cut, this.length);
+    this.length -= cut;
+    const rest = this.count - n;
+    this.ends.copyWithin(0, n, this.count);
+    this.keyAt.copyWithin(0, n, this.count);
+    this.keyLength.copyWithin(0, n, this.count);
+    this.sequences.copyWithin(0, n, this.count);
+    for (let i = 0; i < rest; i++) {
+      this.ends[i]! -= cut;
+      this.keyAt[i]! -= cut;
+    }
+    this.count = rest;
+  }
+
+  /** Empties the list; a buffer that grew past 4 MiB is let go. */
+  reset(): void {
+    this.length = 0;
+    this.count = 0;
+    if (this.bytes.length > 4 * 1024 * 1024) this.bytes = Buffer.allocUnsafeSlow(INITIAL_BYTES);
+  }
+
+  #record(end: number, keyAt: number, keyLength: number, sequence: number): void {
+    if (this.count === this.ends.length) {
+      const n = this.count * 2;
+      this.ends = grow(this.ends, new Int32Array(n));
+      this.keyAt = grow(this.keyAt, new Int32Array(n));
+      this.keyLength = grow(this.keyLength, new Int32Array(n));
+      this.sequences = grow(this.sequences, new Float64Array(n));
+    }
+    const i = this.count++;
+    this.ends[i] = end;
+    this.keyAt[i] = keyAt;
+    this.keyLength[i] = keyLength;
+    this.sequences[i] = sequence;
+    this.length = end;
+  }
+
+  #reserve(n: number): void {
+    if (this.length + n <= this.bytes.length) return;
+    const next = Buffer.allocUnsafeSlow(Math.max(this.length + n, this.bytes.length * 2));
+    this.bytes.copy(next, 0, 0, this.length);
+    this.bytes = next;
+  }
+}
+
+function grow<T extends Int32Array | Float64Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}
+
+/**
+ * Writes a msgpack str or bin header for `n` bytes at `p`: a fix form (`fix | n`, below `fixLimit`; none when `fix`
+ * is -1), else `first` (8-bit length), `first + 1` (16-bit), `first + 2` (32-bit). Returns the position after it.
+ */
+function writeHeader(b: Buffer, p: number, n: number, fix: number, fixLimit: number, first: number): number {
+  if (fix >= 0 && n < fixLimit) {
+    b[p] = fix | n;
+    return p + 1;
+  }
+  if (n < 0x100) {
+    b[p] = first;
+    b[p + 1] = n;
+    return p + 2;
+  }
+  if (n < 0x10000) {
+    b[p] = first + 1;
+    b.writeUInt16BE(n, p + 1);
+    return p + 3;
+  }
+  b[p] = first + 2;
+  b.writeUInt32BE(n, p + 1);
+  return p + 5;
+}

@@ -1,0 +1,39 @@
+import { type ErrorCode, STREAM, type STREAM_ITEM, type Streamed } from '@heapless/client/protocol';
+
+/**
+ * Where a stream pushes (the server's side of one open stream: a WebSocket session, or an SSE response). Items are
+ * msgpack values the stream encoded itself; `pendingBytes` is what the sink holds of them not yet handed to the
+ * kernel, the measure of how far the peer is behind.
+ */
+export interface PushSink {
+  /** Sends `count` items, the concatenation of their msgpack encodings (copied before this returns). */
+  push(items: Uint8Array, count: number): void;
+  /** Bytes pushed and not yet handed to the kernel. */
+  readonly pendingBytes: number;
+  /** Ends the stream with an error code (the peer sees it after every item pushed before); no push after it. */
+  end(code: ErrorCode, message: string): void;
+}
+
+/**
+ * What an actor method returns (or resolves with) to push items to its caller after the reply (FORMAT.md of
+ * @heapless/client, "Streams"): the server replies with `head` and the stream's id, then calls `open` with the sink
+ * and `drained` whenever the sink's pending bytes fell; `cancel` when the caller or its connection went away.
+ * Streams cross no thread: an actor in a worker cannot return one.
+ */
+export abstract class PushStream<T> implements Streamed<T> {
+  readonly [STREAM] = true as const;
+  declare readonly [STREAM_ITEM]?: T;
+  /** The reply's value (an object: the server adds the stream's id as `stream`). */
+  abstract readonly head: Record<string, unknown>;
+  /** Starts pushing into `sink`; called once, right after the reply went out. */
+  abstract open(sink: PushSink): void;
+  /** The sink took some bytes off its queue (its `pendingBytes` fell below half of what it was): push more. */
+  abstract drained(): void;
+  /** The caller cancelled or its connection closed: push nothing more and let go of everything. Idempotent. */
+  abstract cancel(): void;
+}
+
+/** Whether `value` is a {@link PushStream}. */
+export function isPushStream(value: unknown): value is PushStream<unknown> {
+  return (value as { [STREAM]?: unknown } | null)?.[STREAM] === true;
+}

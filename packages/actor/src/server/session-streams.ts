@@ -1,0 +1,188 @@
+import { ERROR_CODES, type ErrorCode, type FrameEncoder } from '@heapless/client/protocol';
+import type { WebSocket } from 'ws';
+import type { PushSink, PushStream } from '../runtime/push-stream.js';
+
+/** The call that cancels a stream of the connection (FORMAT.md, "Streams"); no actor method can have this name. */
+export const CANCEL_METHOD = '$cancel';
+
+/**
+ * Streams one connection may have open at once: each costs a pass over every change the KV actor commits and up to
+ * its bound of memory, so that a client cannot take the server's time with thousands of them.
+ */
+export const MAX_STREAMS_PER_CONNECTION = 64;
+
+/**
+ * The head of an items message as one reply frame holding one message (FORMAT.md "Streams"):
+ *
+ *   91            frame: array of 1 message
+ *   93 00         [ 0,
+ *   <uint sid>      stream id (msgpack uint: fixint, cc, cd or ce),
+ *   <array n>       array header of the n items (fixarray, dc + u16 or dd + u32) ]
+ *
+ * followed by the items' own encodings, as the stream made them.
+ */
+function itemsHead(sid: number, count: number): Buffer {
+  const b = Buffer.allocUnsafe(3 + 5 + 5);
+  b[0] = 0x91;
+  b[1] = 0x93;
+  b[2] = 0x00;
+  let p = 3;
+  if (sid < 0x80) b[p++] = sid;
+  else if (sid < 0x100) {
+    b[p++] = 0xcc;
+    b[p++] = sid;
+  } else if (sid < 0x10000) {
+    b[p++] = 0xcd;
+    b.writeUInt16BE(sid, p);
+    p += 2;
+  } else {
+    b[p++] = 0xce;
+    b.writeUInt32BE(sid, p);
+    p += 4;
+  }
+  if (count < 16) b[p++] = 0x90 | count;
+  else if (count < 0x10000) {
+    b[p++] = 0xdc;
+    b.writeUInt16BE(count, p);
+    p += 2;
+  } else {
+    b[p++] = 0xdd;
+    b.writeUInt32BE(count, p);
+    p += 4;
+  }
+  return b.subarray(0, p);
+}
+
+/** One open stream's sink on the connection's socket. */
+class SocketSink implements PushSink {
+  pendingBytes = 0;
+  ended = false;
+
+  constructor(
+    readonly streams: SessionStreams,
+    readonly id: number,
+    readonly stream: PushStream<unknown>,
+  ) {}
+
+  push(items: Uint8Array, count: number): void {
+    if (this.ended || count === 0) return;
+    const head = itemsHead(this.id, count);
+    const frame = Buffer.allocUnsafe(head.length + items.length);
+    head.copy(frame, 0);
+    frame.set(items, head.length);
+    this.streams.send(this, frame);
+  }
+
+  end(code: ErrorCode, message: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.streams.finish(this, code, message);
+  }
+
+  /** The socket wrote `length` bytes of this stream's to the kernel. */
+  written(length: number): void {
+    const before = this.pendingBytes;
+    this.pendingBytes -= length;
+    if (!this.ended && this.pendingBytes <= before / 2) this.stream.drained();
+  }
+}
+
+/**
+ * The streams open on one WebSocket connection (ws-session.ts hands them over): their ids, their sinks on the
+ * socket, and their ends. Items and ends go straight to the socket: a stream is opened only once its reply was
+ * handed to the socket, so nothing of it overtakes that reply.
+ */
+export class SessionStreams {
+  readonly #ws: WebSocket;
+  readonly #encoder: FrameEncoder;
+  readonly #onWritten: () => void;
+  readonly #open = new Map<number, SocketSink>();
+  #nextId = 1;
+  /** The socket closed: nothing more is attached. */
+  #closed = false;
+
+  /** `onWritten` is told whenever a frame of a stream reached the kernel (the peer is reading). */
+  constructor(ws: WebSocket, encoder: FrameEncoder, onWritten: () => void) {
+    this.#ws = ws;
+    this.#encoder = encoder;
+    this.#onWritten = onWritten;
+  }
+
+  /** Streams open now. */
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /** Bytes of every stream's items not yet handed to the kernel. */
+  get pendingBytes(): number {
+    let n = 0;
+    for (const s of this.#open.values()) n += s.pendingBytes;
+    return n;
+  }
+
+  /**
+   * Registers `stream` and returns its id; 0 when the connection has its maximum of streams open, -1 when its
+   * socket has closed.
+   */
+  attach(stream: PushStream<unknown>): number {
+    if (this.#closed) return -1;
+    if (this.#open.size >= MAX_STREAMS_PER_CONNECTION) return 0;
+    let id = this.#nextId;
+    while (this.#open.has(id)) id = id === 0xffff_ffff ? 1 : id + 1;
+    this.#nextId = id === 0xffff_ffff ? 1 : id + 1;
+    this.#open.set(id, new SocketSink(this, id, stream));
+    return id;
+  }
+
+  /** Starts stream `id` (after its reply was sent). */
+  open(id: number): void {
+    const s = this.#open.get(id);
+    if (s !== undefined) s.stream.open(s);
+  }
+
+  /** The peer's `$cancel`: stops stream `id`; false when it has no such stream open. */
+  cancel(id: unknown): boolean {
+    const s = typeof id === 'number' ? this.#open.get(id) : undefined;
+    if (s === undefined) return false;
+    this.#open.delete(s.id);
+    s.ended = true;
+    s.stream.cancel();
+    return true;
+  }
+
+  /** Ends every stream with `code` (the server is shutting down): each gets its end message, then is cancelled. */
+  endAll(code: ErrorCode, message: string): void {
+    for (const s of [...this.#open.values()]) {
+      s.stream.cancel();
+      s.end(code, message);
+    }
+  }
+
+  /** The socket closed: every stream is cancelled, nothing is sent. */
+  cancelAll(): void {
+    this.#closed = true;
+    const all = [...this.#open.values()];
+    this.#open.clear();
+    for (const s of all) {
+      s.ended = true;
+      s.stream.cancel();
+    }
+  }
+
+  send(sink: SocketSink, frame: Buffer): void {
+    if (this.#ws.readyState !== this.#ws.OPEN) return;
+    sink.pendingBytes += frame.length;
+    const length = frame.length;
+    this.#ws.send(frame, () => {
+      sink.written(length);
+      this.#onWritten();
+    });
+  }
+
+  /** `[0, id, code, message]`, then the stream is gone. */
+  finish(sink: SocketSink, code: ErrorCode, message: string): void {
+    this.#open.delete(sink.id);
+    if (this.#ws.readyState !== this.#ws.OPEN) return;
+    this.#ws.send(this.#encoder.encodeDetached([[0, sink.id, ERROR_CODES[code].wire, message]]));
+  }
+}

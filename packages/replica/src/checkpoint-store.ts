@@ -210,14 +210,22 @@ export class CheckpointStore {
 
   /**
    * Removes all but the newest `keep` checkpoints of `schema` (each manifest first, so a half-removed checkpoint is
-   * never listed), and returns the ids removed. Uploads in progress (no manifest yet) are left alone. Throws
-   * INVALID_ARGUMENT, UNAVAILABLE, NATS_ERROR.
+   * never listed), and returns the ids removed. With `stream`, only the checkpoints whose manifest names that
+   * stream count and go (a bucket may hold the checkpoints of several streams). Uploads in progress (no manifest
+   * yet) are left alone. Throws INVALID_ARGUMENT, UNAVAILABLE, NATS_ERROR, CHECKPOINT_CORRUPT (a manifest read for
+   * `stream`).
    */
-  async prune(schema: string, keep: number): Promise<string[]> {
+  async prune(schema: string, keep: number, options: { stream?: string } = {}): Promise<string[]> {
     if (!Number.isSafeInteger(keep) || keep < 1)
       throw new ReplicaError('INVALID_ARGUMENT', `keep must be a positive integer, got ${keep}`);
+    let candidates = await this.list(schema);
+    if (options.stream !== undefined) {
+      const ofStream: CheckpointSummary[] = [];
+      for (const c of candidates) if ((await this.manifest(c)).stream === options.stream) ofStream.push(c);
+      candidates = ofStream;
+    }
     const removed: string[] = [];
-    for (const old of (await this.list(schema)).slice(keep)) {
+    for (const old of candidates.slice(keep)) {
       try {
         await this.store.delete(manifestObject(old.schema, old.id));
       } catch (err) {

@@ -1,6 +1,7 @@
 /**
  * @heapless/replica: heapless replicas on NATS JetStream. The change-message format (FORMAT.md) and its codec,
- * change streams, publishing, ordered reading from a position, and checkpoints in the JetStream object store.
+ * change streams, publishing, ordered reading from a position, checkpoints in the JetStream object store, and the
+ * follower that applies a stream to an OffHeapMap.
  */
 export {
   type Change,
@@ -46,3 +47,28 @@ export {
 } from './checkpoint-store.js';
 export { type ConnectOptions, connectToNats } from './connect.js';
 export { isReplicaError, REPLICA_ERRORS, ReplicaError, type ReplicaErrorCode } from './errors.js';
+export {
+  DEFAULT_MAX_REPLAY,
+  Follower,
+  type FollowerLog,
+  type FollowerOptions,
+  type FollowerStart,
+  type FollowerStatus,
+} from './follow/follower.js';
+export {
+  addFollowerMeta,
+  type FollowerState,
+  META_CHECKPOINT,
+  META_POSITION,
+  META_SCHEMA,
+  META_STREAM,
+  readFollowerState,
+} from './follow/follower-meta.js';
+export type { MapOpenOptions } from './follow/local-data.js';
+export {
+  DEFAULT_KEEP_CHECKPOINTS,
+  type PublishCheckpointOptions,
+  type PublishedCheckpoint,
+  publishMapCheckpoint,
+} from './follow/publish-checkpoint.js';
+export { planStart, type ReloadReason, type StartFacts, type StartPlan } from './follow/start-plan.js';

@@ -1,0 +1,492 @@
+/**
+ * A follower: an `OffHeapMap` that follows a change stream (issue 16). At open it decides where to start from
+ * (start-plan.ts): its local data, the newest checkpoint of its schema in the object store, or the stream's first
+ * message. Then it consumes the stream from its position + 1 in order and applies each batch of messages, with the
+ * batch's last sequence as the new position, in one atomic `map.batch()`: after `kill -9` the map holds exactly the
+ * messages up to its stored position, and a message at or below that position is never applied again.
+ *
+ * Outages of NATS are waited out (the reader starts over at the next sequence it needs); the map stays readable
+ * meanwhile. An error that makes the stream impossible to follow (a purge past the position, a malformed message,
+ * another schema) stops the follower: `failure` holds it and writes waiting for a position reject with it.
+ */
+import type { MapBatch, OffHeapMap } from '@heapless/offheap';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change-consumer.js';
+import { checkName, checkSchemaId } from '../change-format.js';
+import type { ChangeMessage } from '../change-message.js';
+import { readStreamPosition } from '../change-stream.js';
+import type { CheckpointStore, CheckpointSummary } from '../checkpoint-store.js';
+import { isReplicaError, ReplicaError } from '../errors.js';
+import { addFollowerMeta, type FollowerState, readFollowerState } from './follower-meta.js';
+import {
+  dropLocalData,
+  exists,
+  installCheckpoint,
+  type MapOpenOptions,
+  openMap,
+  removeLeftovers,
+} from './local-data.js';
+import { type PublishedCheckpoint, publishMapCheckpoint } from './publish-checkpoint.js';
+import { planStart, type StartPlan } from './start-plan.js';
+
+/** Default most messages replayed at start before the newest checkpoint is loaded instead. */
+export const DEFAULT_MAX_REPLAY = 100_000;
+/** Pause before the reader is started again after NATS could not be reached. */
+const RESTART_PAUSE_MS = 250;
+/** The apply rate is the messages applied over the last window of this length. */
+const RATE_WINDOW_MS = 5_000;
+
+/** Options of {@link Follower.open}. */
+export interface FollowerOptions {
+  /** The NATS connection; the caller owns it and closes it after the follower. */
+  readonly nc: NatsConnection;
+  /** The map's data directory. */
+  readonly dir: string;
+  /** The change stream followed. */
+  readonly stream: string;
+  /** The schema id of the values followed; local data or messages of another are not applied. */
+  readonly schema: string;
+  /** Most messages replayed at start; a longer lag loads the newest checkpoint if it is ahead. Default 100,000. */
+  readonly maxReplay?: number;
+  /** Where checkpoints are loaded from and published to; without it the follower only replays. */
+  readonly checkpoints?: CheckpointStore;
+  /** Publish a checkpoint after every this many messages applied (needs `checkpoints`); default never. */
+  readonly checkpointEvery?: number;
+  /** Checkpoints kept per schema when publishing; default 3. */
+  readonly keepCheckpoints?: number;
+  /** How the map is opened (sync, engine tuning, images); not its directory. */
+  readonly map?: MapOpenOptions;
+  /** Most messages per applied batch; default 256. */
+  readonly maxBatchMessages?: number;
+  /** How long one pull waits for messages (and so how fast a lost node is noticed); default 5 s. */
+  readonly fetchExpiresMs?: number;
+  /**
+   * Called with the messages of each batch (those above the stored position) before they are written, with the
+   * map batch they are written in: what it adds (derived records, metadata) is applied atomically with them, and
+   * so exactly once per message.
+   */
+  readonly onBatch?: (messages: readonly ChangeMessage[], write: MapBatch<string, unknown>) => void;
+  /** Told about what the follower does (start decision, checkpoint loaded or published, outages). */
+  readonly log?: FollowerLog;
+}
+
+/** Where a follower reports what it does; pino's logger fits. */
+export interface FollowerLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+/** How the follower got its data at open. */
+export interface FollowerStart {
+  /** `resume`: its local data; `checkpoint`: a downloaded checkpoint; `replay`: from the stream's start. */
+  readonly kind: StartPlan['kind'];
+  /** Why the local data was not used, if it was not. */
+  readonly reason: string | null;
+  /** The checkpoint loaded, if one was. */
+  readonly checkpointId: string | null;
+  /** The position the follower started consuming after. */
+  readonly position: number;
+  /** How the map was loaded: 'image' (no scan), 'scan' or 'memory'; and writes replayed onto the image. */
+  readonly mapSource: string;
+  readonly mapReplayed: number;
+  /** Milliseconds of the checkpoint's download, when one was loaded. */
+  readonly downloadMs: number | null;
+  /** Milliseconds from `open` to consuming. */
+  readonly ms: number;
+}
+
+/** A follower's state now, for `/healthz` and `/metrics`. */
+export interface FollowerStatus {
+  readonly stream: string;
+  readonly schema: string;
+  /** The last sequence applied. */
+  readonly position: number;
+  /** Messages known to be in the stream after the position (the newest sequence seen minus the position). */
+  readonly lag: number;
+  /** Whether the follower has applied everything the stream held when it last heard from it, and is reading. */
+  readonly caughtUp: boolean;
+  /** Messages applied per second over the last few seconds. */
+  readonly applyRate: number;
+  /** Messages applied since open. */
+  readonly applied: number;
+  /** Why reading is interrupted now (NATS unreachable...), or null. */
+  readonly lastError: string | null;
+  /** The error that stopped the follower for good, or null. */
+  readonly failure: string | null;
+  readonly start: FollowerStart;
+}
+
+interface Waiter {
+  readonly seq: number;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+  readonly timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * A map following a change stream. Create with {@link Follower.open}; {@link close} stops reading and closes the
+ * map (the NATS connection stays the caller's).
+ */
+export class Follower {
+  private positionNow: number;
+  private newestSeen: number;
+  private consumer: ChangeConsumer | undefined;
+  private readonly running: Promise<void>;
+  private stopping = false;
+  private failed: unknown;
+  private readonly waiters = new Set<Waiter>();
+  /** The apply in flight (or a checkpoint holding the map still), which the next one waits for. */
+  private lock: Promise<unknown> = Promise.resolve();
+  private appliedTotal = 0;
+  private rateWindow: { at: number; applied: number }[] = [];
+  private lastCheckpointAt: number;
+  private checkpointing: Promise<unknown> | undefined;
+  private wake: (() => void) | undefined;
+
+  private constructor(
+    /** The map followed; readable by anyone, written only by the follower. Closed by {@link close}. */
+    readonly map: OffHeapMap<string, unknown>,
+    private readonly options: Required<Pick<FollowerOptions, 'maxReplay' | 'keepCheckpoints' | 'maxBatchMessages'>> &
+      FollowerOptions,
+    /** How the follower started. */
+    readonly start: FollowerStart,
+    streamLast: number,
+  ) {
+    this.positionNow = start.position;
+    this.lastCheckpointAt = start.position;
+    this.newestSeen = Math.max(streamLast, start.position);
+    this.running = this.run();
+  }
+
+  /**
+   * Opens the local data, decides how to start (see start-plan.ts), loads a checkpoint or drops the data if that is
+   * the decision, and starts consuming. Resolves once consuming has started (not once caught up: see
+   * {@link waitCaughtUp}). Throws INVALID_ARGUMENT (bad options, a directory with records but no follower
+   * metadata), POSITION_PURGED (the stream lost what follows, and there is no checkpoint), POSITION_AHEAD,
+   * UNAVAILABLE (no usable local data and NATS cannot be reached), CHECKPOINT_CORRUPT, the map's open errors.
+   */
+  static async open(options: FollowerOptions): Promise<Follower> {
+    const started = performance.now();
+    const settings = {
+      ...options,
+      maxReplay: nonNegative('maxReplay', options.maxReplay ?? DEFAULT_MAX_REPLAY),
+      keepCheckpoints: positive('keepCheckpoints', options.keepCheckpoints ?? 3),
+      maxBatchMessages: positive('maxBatchMessages', options.maxBatchMessages ?? 256),
+    };
+    checkName('a stream name', options.stream);
+    checkSchemaId(options.schema);
+    if (options.checkpointEvery !== undefined) {
+      positive('checkpointEvery', options.checkpointEvery);
+      if (options.checkpoints === undefined)
+        throw new ReplicaError('INVALID_ARGUMENT', 'checkpointEvery needs a checkpoint store (checkpoints)');
+    }
+    const mapOptions = options.map ?? {};
+    await removeLeftovers(options.dir);
+    let map = (await exists(options.dir)) ? await openMap(options.dir, mapOptions) : undefined;
+    try {
+      const local = map === undefined ? emptyState() : readFollowerState(map);
+      if (map !== undefined && local.position === undefined && map.size > 0)
+        throw new ReplicaError(
+          'INVALID_ARGUMENT',
+          `${options.dir} holds ${map.size} records and no follower position: not a follower's data directory`,
+        );
+      const streamPosition = await readStreamPosition(options.nc, options.stream).catch((err: unknown) => {
+        if (isReplicaError(err, 'UNAVAILABLE') && local.position !== undefined) return undefined;
+        throw err;
+      });
+      const newest =
+        options.checkpoints === undefined || streamPosition === undefined
+          ? undefined
+          : await newestOf(options.checkpoints, options.schema, options.stream);
+      const plan = planStart({
+        local,
+        schema: options.schema,
+        stream: options.stream,
+        streamPosition,
+        maxReplay: settings.maxReplay,
+        newest,
+      });
+      options.log?.info({ plan, local }, `follower start: ${plan.kind}`);
+      let downloadMs: number | null = null;
+      if (plan.kind !== 'resume') {
+        await map?.close();
+        map = undefined;
+        if (plan.kind === 'checkpoint') {
+          const installed = await installCheckpoint(options.checkpoints!, newest!, options.dir, mapOptions);
+          map = installed.map;
+          downloadMs = installed.downloadMs;
+        } else {
+          await dropLocalData(options.dir);
+          map = await openMap(options.dir, mapOptions);
+        }
+      }
+      map ??= await openMap(options.dir, mapOptions);
+      const position = plan.kind === 'replay' ? 0 : plan.position;
+      const open = map.openStats;
+      const start: FollowerStart = {
+        kind: plan.kind,
+        reason: plan.kind === 'resume' ? null : plan.reason,
+        checkpointId: plan.kind === 'checkpoint' ? plan.checkpointId : null,
+        position,
+        mapSource: open.source,
+        mapReplayed: open.replayed,
+        downloadMs,
+        ms: performance.now() - started,
+      };
+      return new Follower(map, settings, start, streamPosition?.lastSeq ?? position);
+    } catch (err) {
+      await map?.close();
+      throw err;
+    }
+  }
+
+  /** The last stream sequence applied (and stored with the records). */
+  get position(): number {
+    return this.positionNow;
+  }
+
+  /** The error that stopped the follower, or undefined while it follows. */
+  get failure(): unknown {
+    return this.failed;
+  }
+
+  /** The follower's state now. */
+  status(): FollowerStatus {
+    const lastError = this.consumer?.lastError;
+    const lag = Math.max(0, this.newestSeen - this.positionNow);
+    return {
+      stream: this.options.stream,
+      schema: this.options.schema,
+      position: this.positionNow,
+      lag,
+      caughtUp: lag === 0 && this.consumer !== undefined && lastError === undefined && this.failed === undefined,
+      applyRate: this.applyRate(),
+      applied: this.appliedTotal,
+      lastError: lastError?.message ?? null,
+      failure: this.failed === undefined ? null : String((this.failed as Error).message ?? this.failed),
+      start: this.start,
+    };
+  }
+
+  /** Records that the stream holds `seq` (a write-through publish's acknowledgement), for the lag. */
+  noteSequence(seq: number): void {
+    if (seq > this.newestSeen) this.newestSeen = seq;
+  }
+
+  /**
+   * Resolves once sequence `seq` is applied (and durable at the map's level). Rejects with UNAVAILABLE when that
+   * does not happen within `timeoutMs`, with the follower's failure if it stopped, with CLOSED on close.
+   */
+  waitFor(seq: number, timeoutMs?: number): Promise<void> {
+    this.noteSequence(seq);
+    if (this.positionNow >= seq) return Promise.resolve();
+    if (this.failed !== undefined) return Promise.reject(this.failed);
+    if (this.stopping) return Promise.reject(new ReplicaError('CLOSED', 'the follower is closed'));
+    return new Promise((resolve, reject) => {
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.waiters.delete(waiter);
+              reject(
+                new ReplicaError(
+                  'UNAVAILABLE',
+                  `message ${seq} is in the stream but was not applied within ${timeoutMs} ms (at ${this.positionNow})`,
+                ),
+              );
+            }, timeoutMs);
+      const waiter: Waiter = { seq, resolve, reject, timer };
+      this.waiters.add(waiter);
+    });
+  }
+
+  /**
+   * Resolves once the follower has applied everything the stream held when this was called (asking the stream now;
+   * with NATS unreachable, what it last said). Rejects as {@link waitFor} (without a timeout unless given).
+   */
+  async waitCaughtUp(timeoutMs?: number): Promise<void> {
+    const now = await readStreamPosition(this.options.nc, this.options.stream).catch(() => undefined);
+    await this.waitFor(Math.max(now?.lastSeq ?? 0, this.newestSeen), timeoutMs);
+  }
+
+  /**
+   * Publishes a live checkpoint of the map (taken between two applied batches) to the checkpoint store, and prunes
+   * the schema's checkpoints to the newest `keepCheckpoints`. Throws INVALID_ARGUMENT without a store, and the
+   * store's errors.
+   */
+  publishCheckpoint(): Promise<PublishedCheckpoint> {
+    const store = this.options.checkpoints;
+    if (store === undefined) return Promise.reject(new ReplicaError('INVALID_ARGUMENT', 'no checkpoint store'));
+    return publishMapCheckpoint(this.map, store, {
+      dir: this.options.dir,
+      keep: this.options.keepCheckpoints,
+      exclusive: (take) => this.exclusive(take),
+    });
+  }
+
+  /**
+   * Stops reading (a batch being applied finishes and counts), waits for a checkpoint being published, closes the
+   * map. Writes waiting for a position reject with CLOSED. Idempotent; never rejects for the reader's errors.
+   */
+  async close(): Promise<void> {
+    if (this.stopping) {
+      await this.running;
+      return;
+    }
+    this.stopping = true;
+    this.wake?.();
+    await this.consumer?.close();
+    await this.running;
+    await this.checkpointing?.catch(() => {});
+    await this.lock.catch(() => {});
+    this.rejectWaiters(new ReplicaError('CLOSED', 'the follower is closed'));
+    await this.map.close();
+  }
+
+  /** Reads the stream until close or a failure that retrying cannot mend. */
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        this.consumer = await consumeChanges(this.options.nc, {
+          stream: this.options.stream,
+          after: this.positionNow,
+          schema: this.options.schema,
+          handler: (batch) => this.exclusive(() => this.apply(batch)),
+          maxBatchMessages: this.options.maxBatchMessages,
+          ...(this.options.fetchExpiresMs === undefined ? {} : { fetchExpiresMs: this.options.fetchExpiresMs }),
+        });
+        if (this.stopping) await this.consumer.close();
+        await this.consumer.done;
+      } catch (err) {
+        if (this.stopping) break;
+        if (isReplicaError(err, 'UNAVAILABLE')) {
+          this.options.log?.warn({ err: (err as Error).message }, 'NATS unreachable: retrying');
+          await this.pause(RESTART_PAUSE_MS);
+          continue;
+        }
+        this.failed = err;
+        this.options.log?.warn({ err: (err as Error).message, position: this.positionNow }, 'follower stopped');
+        this.rejectWaiters(err);
+        return;
+      }
+    }
+  }
+
+  /** Applies one batch and its new position in one atomic write; messages at or below the position are skipped. */
+  private async apply(batch: ChangeBatch): Promise<void> {
+    const b = this.map.batch();
+    let last = this.positionNow;
+    const fresh = batch.messages[0]!.seq > last ? batch.messages : batch.messages.filter((m) => m.seq > last);
+    for (const m of fresh) {
+      for (const c of m.changes) {
+        if (c.type === 'set') b.setBytes(c.key, c.value);
+        else b.delete(c.key);
+      }
+      last = m.seq;
+    }
+    const applied = fresh.length;
+    this.noteSequence(batch.lastSeq + batch.pending);
+    if (applied === 0) return;
+    this.options.onBatch?.(fresh, b);
+    addFollowerMeta(b, last, this.options.schema, this.options.stream);
+    await b.write();
+    this.positionNow = last;
+    this.appliedTotal += applied;
+    this.rateWindow.push({ at: performance.now(), applied });
+    this.resolveWaiters();
+    this.maybeCheckpoint();
+  }
+
+  /** Runs `f` after the apply or checkpoint in flight, and before the next. */
+  private exclusive<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(f, f);
+    this.lock = run.catch(() => {});
+    return run;
+  }
+
+  private maybeCheckpoint(): void {
+    const every = this.options.checkpointEvery;
+    if (every === undefined || this.checkpointing !== undefined || this.stopping) return;
+    if (this.positionNow - this.lastCheckpointAt < every) return;
+    this.lastCheckpointAt = this.positionNow;
+    this.checkpointing = this.publishCheckpoint()
+      .then(
+        (p) =>
+          this.options.log?.info(
+            { id: p.manifest.id, position: p.manifest.position, bytes: p.manifest.totalBytes, pruned: p.pruned },
+            'checkpoint published',
+          ),
+        (err: unknown) => this.options.log?.warn({ err: (err as Error).message }, 'checkpoint not published'),
+      )
+      .finally(() => {
+        this.checkpointing = undefined;
+      });
+  }
+
+  private applyRate(): number {
+    const now = performance.now();
+    while (this.rateWindow.length > 0 && now - this.rateWindow[0]!.at > RATE_WINDOW_MS) this.rateWindow.shift();
+    const n = this.rateWindow.reduce((sum, w) => sum + w.applied, 0);
+    return n / (RATE_WINDOW_MS / 1000);
+  }
+
+  private resolveWaiters(): void {
+    for (const w of this.waiters) {
+      if (w.seq > this.positionNow) continue;
+      clearTimeout(w.timer);
+      this.waiters.delete(w);
+      w.resolve();
+    }
+  }
+
+  private rejectWaiters(err: unknown): void {
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
+    this.waiters.clear();
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}
+
+/**
+ * The newest checkpoint of `schema` taken from `stream` (or from a stream its publisher did not name): a bucket
+ * meant for one stream may still hold another's, whose position means nothing here.
+ */
+async function newestOf(
+  store: CheckpointStore,
+  schema: string,
+  stream: string,
+): Promise<CheckpointSummary | undefined> {
+  for (const summary of await store.list(schema)) {
+    const manifest = await store.manifest(summary);
+    if (manifest.stream === undefined || manifest.stream === stream) return summary;
+  }
+  return undefined;
+}
+
+function emptyState(): FollowerState {
+  return { position: undefined, schema: undefined, stream: undefined, checkpoint: undefined };
+}
+
+function positive(name: string, v: number): number {
+  if (!Number.isSafeInteger(v) || v < 1)
+    throw new ReplicaError('INVALID_ARGUMENT', `${name} must be a positive integer, got ${v}`);
+  return v;
+}
+
+function nonNegative(name: string, v: number): number {
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw new ReplicaError('INVALID_ARGUMENT', `${name} must be a non-negative integer, got ${v}`);
+  return v;
+}

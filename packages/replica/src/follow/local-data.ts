@@ -1,0 +1,106 @@
+/**
+ * The follower's data directory on disk: opening the map in it, replacing it by a downloaded checkpoint, and
+ * dropping it. A replacement downloads into a new sibling directory (checked file by file by the checkpoint store),
+ * moves the old directory aside, renames the new one into place and only then removes the old one, so that a crash
+ * at any point leaves either the old data, the new data, or no directory at all (which the next start treats as no
+ * local data); the leftovers of such a crash are removed at the next start.
+ */
+import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { OffHeapMap, type OffHeapMapOpenOptions } from '@heapless/offheap';
+import { nuid } from '@nats-io/nats-core';
+import type { CheckpointManifest } from '../checkpoint-manifest.js';
+import type { CheckpointStore, CheckpointSummary } from '../checkpoint-store.js';
+import { ReplicaError } from '../errors.js';
+import { META_CHECKPOINT, metaText, readFollowerState } from './follower-meta.js';
+
+/** How the follower's map is opened: every option of `OffHeapMap.open` but the directory. */
+export type MapOpenOptions = Omit<OffHeapMapOpenOptions, 'dir'>;
+
+/** The suffixes of the sibling directories this file makes beside the data directory. */
+const SIBLINGS = ['.incoming-', '.old-', '.checkpoint-'] as const;
+
+/** A sibling directory of `dir` for `purpose`, unique. */
+export function siblingDir(dir: string, purpose: (typeof SIBLINGS)[number]): string {
+  const abs = resolve(dir);
+  return join(dirname(abs), `${basename(abs)}${purpose}${nuid.next()}`);
+}
+
+/** Removes what a crash in the middle of a replacement or a checkpoint left beside `dir`. */
+export async function removeLeftovers(dir: string): Promise<void> {
+  const abs = resolve(dir);
+  const parent = dirname(abs);
+  const name = basename(abs);
+  const entries = await readdir(parent).catch(() => [] as string[]);
+  for (const entry of entries) {
+    if (SIBLINGS.some((s) => entry.startsWith(`${name}${s}`)))
+      await rm(join(parent, entry), { recursive: true, force: true });
+  }
+}
+
+export async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Opens (creating) the map in `dir`. */
+export function openMap(dir: string, options: MapOpenOptions): Promise<OffHeapMap<string, unknown>> {
+  return OffHeapMap.open<string, unknown>({ ...options, dir });
+}
+
+/** Removes the data directory (its map must be closed): moved aside first, so a crash leaves no half-removed one. */
+export async function dropLocalData(dir: string): Promise<void> {
+  if (!(await exists(dir))) return;
+  const old = siblingDir(dir, '.old-');
+  await rename(dir, old);
+  await rm(old, { recursive: true, force: true });
+}
+
+/** What {@link installCheckpoint} opened. */
+export interface InstalledCheckpoint {
+  readonly map: OffHeapMap<string, unknown>;
+  readonly manifest: CheckpointManifest;
+  /** Milliseconds of the download (every file written, checked and fsynced). */
+  readonly downloadMs: number;
+  /** Milliseconds of the map's open from the checkpoint. */
+  readonly openMs: number;
+}
+
+/**
+ * Downloads `checkpoint`, puts it in place of `dir` (whose map must be closed) and opens the map from it. Checks
+ * that the data holds the position and schema its manifest says (CHECKPOINT_CORRUPT otherwise: nothing of it is
+ * kept), and records the checkpoint's id in the map's metadata. The caller owns the returned map.
+ */
+export async function installCheckpoint(
+  store: CheckpointStore,
+  checkpoint: CheckpointSummary,
+  dir: string,
+  options: MapOpenOptions,
+): Promise<InstalledCheckpoint> {
+  const incoming = siblingDir(dir, '.incoming-');
+  const started = performance.now();
+  const manifest = await store.download(checkpoint, incoming);
+  const downloadMs = performance.now() - started;
+  await dropLocalData(dir);
+  await rename(incoming, dir);
+  const opening = performance.now();
+  const map = await openMap(dir, options);
+  const openMs = performance.now() - opening;
+  try {
+    const state = readFollowerState(map);
+    if (state.position !== manifest.position || state.schema !== manifest.schema)
+      throw new ReplicaError(
+        'CHECKPOINT_CORRUPT',
+        `checkpoint ${manifest.id}: its data is at position ${state.position} of schema ${state.schema}, ` +
+          `its manifest says ${manifest.position} of ${manifest.schema}`,
+      );
+    await map.meta.set(META_CHECKPOINT, metaText(manifest.id));
+  } catch (err) {
+    await map.close();
+    await dropLocalData(dir); // not what it claims to be: the next start must not take it for local data
+    throw err;
+  }
+  return { map, manifest, downloadMs, openMs };
+}

@@ -1,0 +1,261 @@
+// Followers on a real nats-server: two followers of one stream equal the model after many writes; a restart
+// resumes from the stored position with nothing applied twice (per-key counters written in the same batches); a
+// fresh follower beyond its max replay loads the published checkpoint from its map image and catches up; a changed
+// schema drops the local data for that schema's checkpoint; a stream purged past the local position takes the
+// checkpoint path, or fails with POSITION_PURGED when there is none.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { MapBatch } from '@heapless/offheap';
+import { OffHeapMap } from '@heapless/offheap';
+import {
+  addFollowerMeta,
+  type ChangeMessage,
+  CheckpointStore,
+  ensureChangeStream,
+  Follower,
+  type FollowerOptions,
+  META_CHECKPOINT,
+  META_POSITION,
+  publishMapCheckpoint,
+  readFollowerState,
+} from '@heapless/replica';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { pack, unpack } from 'msgpackr';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startNatsServer } from './nats-server.js';
+import { COUNTER_PREFIX, ModelWriter, mapHex, modelHex } from './replica-follow-support.js';
+import { natsForTests, rejectionCode } from './replica-support.js';
+
+/** Writes of the two-follower case: 10,000 by default, HEAPLESS_REPLICA_WRITES=100000 for the issue's size. */
+const WRITES = Number(process.env.HEAPLESS_REPLICA_WRITES ?? 10_000);
+
+const servers = natsForTests(startNatsServer);
+let work: string;
+let checkpoints: CheckpointStore;
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'heapless-follow-'));
+  checkpoints = await CheckpointStore.open(servers.nc, { bucket: 'follow-checkpoints' });
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+let streams = 0;
+async function newStream(): Promise<string> {
+  const name = `follow${++streams}`;
+  await ensureChangeStream(servers.nc, { name });
+  return name;
+}
+
+/** Counts, per key, the changes applied, in the batch that applies them (so a double application shows). */
+function countApplications(
+  messages: readonly ChangeMessage[],
+  b: MapBatch<string, unknown>,
+  map: () => OffHeapMap<string, unknown>,
+) {
+  const counts = new Map<string, number>();
+  for (const m of messages)
+    for (const c of m.changes) {
+      const k = COUNTER_PREFIX + c.key;
+      const stored = map().getBytes(k);
+      counts.set(k, (counts.get(k) ?? (stored === undefined ? 0 : (unpack(stored) as number))) + 1);
+    }
+  for (const [k, n] of counts) b.setBytes(k, pack(n));
+}
+
+function counters(map: OffHeapMap<string, unknown>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const key of map.keys())
+    if (key.startsWith(COUNTER_PREFIX)) out[key.slice(COUNTER_PREFIX.length)] = unpack(map.getBytes(key)!) as number;
+  return out;
+}
+
+async function follow(dir: string, stream: string, more: Partial<FollowerOptions> = {}): Promise<Follower> {
+  let follower: Follower | undefined;
+  follower = await Follower.open({
+    nc: servers.nc,
+    dir: join(work, dir),
+    stream,
+    schema: 'v1',
+    checkpoints,
+    onBatch: (messages, b) => countApplications(messages, b, () => follower!.map),
+    ...more,
+  });
+  return follower;
+}
+
+describe('Follower', () => {
+  it(`two followers equal the model after ${WRITES} writes, and apply every change exactly once`, async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1');
+    const a = await follow('two-a', stream);
+    await writer.write(Math.floor(WRITES / 2));
+    const b = await follow('two-b', stream);
+    await writer.write(WRITES - Math.floor(WRITES / 2));
+    await Promise.all([a.waitCaughtUp(), b.waitCaughtUp()]);
+    for (const f of [a, b]) {
+      expect(f.position).toBe(writer.lastSeq);
+      expect(mapHex(f.map)).toEqual(modelHex(writer.model));
+      expect(counters(f.map)).toEqual(Object.fromEntries(writer.touches));
+      expect(f.status()).toMatchObject({ caughtUp: true, lag: 0, position: writer.lastSeq, failure: null });
+      expect(f.start.kind).toBe('replay');
+    }
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('a restart resumes from the stored position: nothing applied twice or missed', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 100, 7);
+    let f = await follow('restart', stream);
+    for (let round = 0; round < 3; round++) {
+      await writer.write(300);
+      if (round === 1) await f.waitFor(writer.lastSeq - 100); // close while behind, too
+      await f.close();
+      await writer.write(200);
+      f = await follow('restart', stream);
+      expect(f.start).toMatchObject({ kind: 'resume', reason: null, mapSource: 'image' });
+      await f.waitCaughtUp();
+      expect(mapHex(f.map)).toEqual(modelHex(writer.model));
+      expect(counters(f.map)).toEqual(Object.fromEntries(writer.touches));
+      expect(readFollowerState(f.map)).toMatchObject({ position: writer.lastSeq, schema: 'v1', stream });
+    }
+    await f.close();
+  });
+
+  it('a fresh follower loads the newest checkpoint from its map image (no scan) and catches up', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 300, 3);
+    const source = await follow('cp-source', stream, { keepCheckpoints: 2 });
+    await writer.write(1500);
+    await source.waitCaughtUp();
+    const first = await source.publishCheckpoint();
+    await writer.write(500);
+    await source.waitCaughtUp();
+    const published = await source.publishCheckpoint();
+    expect(published.manifest).toMatchObject({ schema: 'v1', stream, position: source.position });
+    expect(published.manifest.position).toBeGreaterThan(first.manifest.position);
+    await writer.write(100);
+    const fresh = await follow('cp-fresh', stream, { maxReplay: 50 });
+    expect(fresh.start).toMatchObject({
+      kind: 'checkpoint',
+      reason: 'no-local-data',
+      checkpointId: published.manifest.id,
+      position: published.manifest.position,
+      mapSource: 'image',
+    });
+    expect(new TextDecoder().decode(fresh.map.meta.get(META_CHECKPOINT))).toBe(published.manifest.id);
+    await fresh.waitCaughtUp();
+    expect(mapHex(fresh.map)).toEqual(modelHex(writer.model));
+    // The counters came with the checkpoint: still exactly one application per change.
+    expect(counters(fresh.map)).toEqual(Object.fromEntries(writer.touches));
+    // With no checkpoint store, a fresh follower replays the stream from its start.
+    const replaying = await follow('cp-replay', stream, { checkpoints: undefined });
+    expect(replaying.start.kind).toBe('replay');
+    await replaying.waitCaughtUp();
+    expect(mapHex(replaying.map)).toEqual(modelHex(writer.model));
+    // keep 2: three published, the oldest gone
+    await source.publishCheckpoint();
+    expect((await checkpoints.list('v1')).filter((c) => c.id === first.manifest.id)).toEqual([]);
+    await Promise.all([source.close(), fresh.close(), replaying.close()]);
+  });
+
+  it('a follower far behind with local data loads a newer checkpoint, and resumes when there is none newer', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 200, 5);
+    const lagging = await follow('lag-local', stream, { checkpoints: undefined });
+    await writer.write(100);
+    await lagging.waitCaughtUp();
+    await lagging.close();
+    await writer.write(400);
+    const again = await follow('lag-local', stream, { maxReplay: 10 });
+    expect(again.start).toMatchObject({ kind: 'resume' }); // no checkpoint of this stream is newer
+    await again.waitCaughtUp();
+    expect(mapHex(again.map)).toEqual(modelHex(writer.model));
+    // Another follower stops; the first publishes a checkpoint; past max replay the second loads it.
+    const second = await follow('lag-second', stream);
+    await second.waitCaughtUp();
+    await second.close();
+    await writer.write(300);
+    await again.waitCaughtUp();
+    const cp = await again.publishCheckpoint();
+    await writer.write(5);
+    const back = await follow('lag-second', stream, { maxReplay: 10 });
+    expect(back.start).toMatchObject({ kind: 'checkpoint', reason: 'lag', checkpointId: cp.manifest.id });
+    await back.waitCaughtUp();
+    expect(mapHex(back.map)).toEqual(modelHex(writer.model));
+    expect(counters(back.map)).toEqual(Object.fromEntries(writer.touches));
+    await Promise.all([again.close(), back.close()]);
+  });
+
+  it('a changed schema drops the local data and loads that schema checkpoint', async () => {
+    const stream = await newStream();
+    const v1 = new ModelWriter(servers.nc, stream, 'v1', 100, 11);
+    const f = await follow('schema', stream);
+    await v1.write(200);
+    await f.waitCaughtUp();
+    await f.close();
+    // The producer switches to schema v2 and builds its first v2 checkpoint offline (a map with the follower
+    // metadata at the stream's last v1 position), as `heapless checkpoint publish` does from a directory.
+    const v2 = new ModelWriter(servers.nc, stream, 'v2', 50, 13);
+    const built = await OffHeapMap.open<string, unknown>({ dir: join(work, 'schema-build') });
+    const b = built.batch();
+    for (let i = 0; i < 50; i++) {
+      const value = pack({ v2: i });
+      b.setBytes(`k${i}`, value);
+      v2.model.set(`k${i}`, value);
+    }
+    addFollowerMeta(b, v1.lastSeq, 'v2', stream);
+    await b.write();
+    const cp = await publishMapCheckpoint(built, checkpoints, { dir: join(work, 'schema-build') });
+    await built.close();
+    await v2.write(100);
+    const g = await Follower.open({ nc: servers.nc, dir: join(work, 'schema'), stream, schema: 'v2', checkpoints });
+    expect(g.start).toMatchObject({ kind: 'checkpoint', reason: 'schema-changed', checkpointId: cp.manifest.id });
+    await g.waitCaughtUp();
+    expect(mapHex(g.map)).toEqual(modelHex(v2.model));
+    expect(g.map.has(`${COUNTER_PREFIX}k0`)).toBe(false); // the v1 data is gone
+    await g.close();
+  });
+
+  it('a stream purged past the local position takes the checkpoint path, or fails with POSITION_PURGED', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 100, 17);
+    const behind = await follow('purged-behind', stream);
+    const ahead = await follow('purged-ahead', stream);
+    await writer.write(100);
+    await Promise.all([behind.waitCaughtUp(), ahead.waitCaughtUp()]);
+    await behind.close();
+    await writer.write(200);
+    await ahead.waitCaughtUp();
+    const cp = await ahead.publishCheckpoint();
+    await writer.write(50);
+    const jsm = await jetstreamManager(servers.nc);
+    await jsm.streams.purge(stream, { seq: cp.manifest.position - 10 }); // keeps from there on
+    const f = await follow('purged-behind', stream);
+    expect(f.start).toMatchObject({ kind: 'checkpoint', reason: 'purged', checkpointId: cp.manifest.id });
+    await f.waitCaughtUp();
+    expect(mapHex(f.map)).toEqual(modelHex(writer.model));
+    await f.close();
+    // Without any checkpoint of the schema: a typed POSITION_PURGED, and the local data stays.
+    const bare = await newStream();
+    const w2 = new ModelWriter(servers.nc, bare, 'v1', 10, 19);
+    await w2.write(20);
+    const stale = await follow('purged-bare', bare, { checkpoints: undefined });
+    await stale.waitCaughtUp();
+    await stale.close();
+    await w2.write(20);
+    await jsm.streams.purge(bare, { seq: w2.lastSeq });
+    expect(await rejectionCode(follow('purged-bare', bare, { checkpoints: undefined }))).toBe('POSITION_PURGED');
+    const kept = await OffHeapMap.open<string, unknown>({ dir: join(work, 'purged-bare') });
+    expect(new TextDecoder().decode(kept.meta.get(META_POSITION))).toBe('20');
+    await kept.close();
+    await ahead.close();
+  });
+
+  it('refuses a directory that holds records but no follower position', async () => {
+    const stream = await newStream();
+    const other = await OffHeapMap.open<string, unknown>({ dir: join(work, 'not-a-follower') });
+    other.set('x', 1);
+    await other.close();
+    expect(await rejectionCode(follow('not-a-follower', stream))).toBe('INVALID_ARGUMENT');
+  });
+});

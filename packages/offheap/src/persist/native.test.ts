@@ -25,6 +25,8 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const script = fileURLToPath(new URL('../../scripts/build-native.mjs', import.meta.url));
 const abiDir = fileURLToPath(new URL(`../../dist/native/abi${process.versions.modules}/`, import.meta.url));
 const linux = process.platform === 'linux';
+/** A test that compiles the helper: a C++ build takes tens of seconds on a loaded 2-core machine. */
+const BUILD_TIMEOUT_MS = 240_000;
 
 /** Runs the build script with `args` (and CXX=`cxx` if given); its exit code, stdout and stderr lines. */
 function buildNative(args: string[], cxx?: string): { status: number | null; out: string[]; err: string[] } {
@@ -180,6 +182,7 @@ describe('native helper', () => {
       expect(buildNative(['--out', out, '--mapper', 'v8'])).toEqual({ status: 0, out: [], err: [] });
       expect(statSync(join(out, 'heapless_offheap_v8.node')).mtimeMs).toBe(built);
     },
+    BUILD_TIMEOUT_MS,
   );
 
   it.runIf(native !== null)('rejects malformed arguments with a typed error, never a crash', () => {

@@ -168,6 +168,40 @@ describe('heapless serve', () => {
     }
   });
 
+  it('makes live checkpoints under --checkpoint-root only, each opening as a copy of the store', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'heapless-serve-cp-'));
+    try {
+      const post = (url: string, name: string) =>
+        fetch(`${url}/v1/kv/_checkpoint`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+          body: JSON.stringify({ name }),
+        });
+      const plain = await start('--data', join(root, 'plain'));
+      expect(await (await post(plain.httpUrl, 'x')).json()).toMatchObject({ code: 'FORBIDDEN' });
+      plain.proc.kill('SIGTERM');
+      expect(await plain.exited).toBe(0);
+
+      const s = await start('--data', join(root, 'data'), '--checkpoint-root', join(root, 'copies'));
+      const kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
+      await Promise.all(Array.from({ length: 300 }, (_, i) => kv.set(`k${i}`, pack({ i }))));
+      const done = await kv.checkpoint('first');
+      expect(done.dir).toBe(join(root, 'copies', 'first'));
+      await kv.set('after', pack(1));
+      expect((await post(s.httpUrl, '../escape')).status).toBe(400);
+      await kv.close();
+      s.proc.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+      // The copy is a data directory of its own: a server on it holds what was written before the checkpoint.
+      const copy = await start('--data', done.dir);
+      expect(copy.lines.find((l) => l.msg === 'listening')).toMatchObject({ entries: 300, loadedFrom: 'image' });
+      copy.proc.kill('SIGTERM');
+      expect(await copy.exited).toBe(0);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('says at start-up how the map image was read, and in one line why not by the native helper', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'heapless-loader-'));
     const listening = (c: Child) => c.lines.find((l) => l.msg === 'listening');

@@ -8,6 +8,7 @@ const defaults = {
   command: 'serve',
   data: './heapless-data',
   memory: false,
+  checkpointRoot: undefined,
   host: '127.0.0.1',
   port: 7070,
   token: undefined,
@@ -40,6 +41,9 @@ const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
   ],
   ['serve --data=/d --memory --log-level debug', {}, { data: '/d', memory: true, logLevel: 'debug' }],
   ['serve', { HEAPLESS_TOKEN: 'env' }, { token: 'env' }],
+  ['serve --checkpoint-root /cp', {}, { checkpointRoot: '/cp' }],
+  ['serve --checkpoint-root=', {}, '--checkpoint-root must not be empty'],
+  ['serve --memory --checkpoint-root /cp', {}, '--checkpoint-root needs a persisted map, not --memory'],
   [
     'serve --max-in-flight 64 --max-request-bytes 1048576 --max-reply-bytes 65536',
     {},
@@ -148,7 +152,7 @@ describe('parseCli --config', () => {
   });
 
   const refusals: [string, unknown, string][] = [
-    ['unknown key', { prot: 1 }, 'unknown key "prot" (known: data, memory, host, port'],
+    ['unknown key', { prot: 1 }, 'unknown key "prot" (known: data, memory, checkpointRoot, host, port'],
     ['unknown engine key', { engine: { walOff: true } }, 'engine.walOff: unknown engine option (known: wal,'],
     ['wrong type', { port: '80' }, '"port" must be an integer'],
     ['wrong engine type', { engine: { blockCacheSize: '1' } }, 'engine.blockCacheSize must be an integer'],

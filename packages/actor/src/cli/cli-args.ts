@@ -15,6 +15,11 @@ export interface ServeArgs {
   data: string;
   /** Keep the map in memory only: nothing is read or written on disk. */
   memory: boolean;
+  /**
+   * The directory under which remote callers may make live checkpoints (`checkpoint(name)`, `POST /v1/kv/_checkpoint`),
+   * each in `<root>/<name>`; undefined: checkpoints are refused (FORBIDDEN).
+   */
+  checkpointRoot: string | undefined;
   host: string;
   port: number;
   /** From `--token` or the `HEAPLESS_TOKEN` environment variable (which, unlike argv, `ps` does not show). */
@@ -62,6 +67,9 @@ Commands:
 Options of serve:
   --data DIR        data directory (default ./heapless-data)
   --memory          keep everything in memory, write nothing to disk
+  --checkpoint-root DIR
+                    let callers with the token make live checkpoints, each in DIR/NAME
+                    (default: checkpoints are refused)
   --host HOST       address to listen on (default 127.0.0.1; any other needs a token, and TLS
                     or --insecure)
   --port PORT       port (default 7070; 0 picks a free one)
@@ -142,6 +150,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     allowTokenInQuery: values['allow-token-in-query'] ?? false,
     data: values.data ?? './heapless-data',
     memory: values.memory ?? false,
+    checkpointRoot: checkpointRootOf(values['checkpoint-root'], values.memory ?? false),
     host: values.host ?? '127.0.0.1',
     port,
     token,
@@ -157,6 +166,14 @@ function parseOrThrow(argv: readonly string[]): ReturnType<typeof parseOptions> 
   } catch (e) {
     throw new ActorError('HEAPLESS_ERR_USAGE', (e as Error).message, { cause: e });
   }
+}
+
+/** `--checkpoint-root` checked: a non-empty path, and a map that is persisted (a memory map has nothing to copy). */
+function checkpointRootOf(root: string | undefined, memory: boolean): string | undefined {
+  if (root === undefined) return undefined;
+  if (root === '') throw new ActorError('HEAPLESS_ERR_USAGE', '--checkpoint-root must not be empty');
+  if (memory) throw new ActorError('HEAPLESS_ERR_USAGE', '--checkpoint-root needs a persisted map, not --memory');
+  return root;
 }
 
 /** The integer >= 1 given as `--name`, or undefined when absent; a usage error otherwise. */
@@ -177,6 +194,7 @@ function parseOptions(argv: readonly string[]) {
     options: {
       data: { type: 'string' },
       memory: { type: 'boolean' },
+      'checkpoint-root': { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
       token: { type: 'string' },

@@ -71,6 +71,7 @@ const ENGINE_FLAG_OF: Record<Exclude<keyof EngineTuning, 'wal' | 'periodicCompac
 const SERVE_KEYS: Record<string, { flag: string; kind: 'string' | 'integer' | 'boolean' | 'strings' }> = {
   data: { flag: 'data', kind: 'string' },
   memory: { flag: 'memory', kind: 'boolean' },
+  checkpointRoot: { flag: 'checkpoint-root', kind: 'string' },
   host: { flag: 'host', kind: 'string' },
   port: { flag: 'port', kind: 'integer' },
   token: { flag: 'token', kind: 'string' },

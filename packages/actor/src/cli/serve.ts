@@ -80,7 +80,11 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
   let ref: ReturnType<typeof spawn<KvActor>>;
   try {
     // One getMany reply stays within the connection's reply bound, as one get reply does.
-    const kv = new KvActor(map, { persistent: !args.memory, maxResultBytes: args.maxReplyBytes });
+    const kv = new KvActor(map, {
+      persistent: !args.memory,
+      maxResultBytes: args.maxReplyBytes,
+      checkpointRoot: args.checkpointRoot,
+    });
     ref = spawn(kv, { observer: metrics, mailbox: 65_536 });
   } catch (e) {
     await map.close();

@@ -10,6 +10,7 @@
  * divided by the time from the window's start until the slowest watcher had the last of them.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KvActor } from '@heapless/actor';
 import type { BenchmarkWorkload, RunContext } from '../harness/benchmark.js';
@@ -69,7 +70,24 @@ class Watchers {
   }
 }
 
+/**
+ * CPU seconds (user and system) the process `pid` has used, from `/proc/<pid>/stat` (Linux; clock ticks of 10 ms),
+ * or NaN where it cannot be read. The server's own cost per write, apart from what the watchers' process takes of a
+ * shared machine.
+ */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime (fields 14 and 15 of stat)
+  } catch {
+    return Number.NaN;
+  }
+}
+
 interface Totals {
+  /** Server CPU seconds over the windows (writes and their delivery until the watchers had them). */
+  serverCpu: number;
   writes: number;
   writeMs: number;
   delivered: number;
@@ -94,7 +112,7 @@ async function runWatch(ctx: RunContext): Promise<void> {
     const url = `ws://${LOOPBACK}:${port}/v1/ws`;
     const kv = await connect<typeof KvActor>(url, { reconnect: false });
     const totals = new Map<number, Totals>(
-      COUNTS.map((n) => [n, { writes: 0, writeMs: 0, delivered: 0, deliverMs: 0, overflows: 0 }]),
+      COUNTS.map((n) => [n, { serverCpu: 0, writes: 0, writeMs: 0, delivered: 0, deliverMs: 0, overflows: 0 }]),
     );
     try {
       const keys = new KeyPool(ctx.records);
@@ -105,6 +123,7 @@ async function runWatch(ctx: RunContext): Promise<void> {
         for (let i = 0; i < COUNTS.length; i++) {
           const count = COUNTS[(i + round) % COUNTS.length]!;
           if (count > 0) await watchers.ask({ type: 'open', url, count });
+          const cpu0 = cpuSeconds(server.pid);
           const t0 = performance.now();
           let writes = 0;
           const calls = new Array<Promise<void>>(DEPTH);
@@ -129,6 +148,7 @@ async function runWatch(ctx: RunContext): Promise<void> {
             }
           }
           const deliverMs = performance.now() - t0;
+          const serverCpu = cpuSeconds(server.pid) - cpu0;
           if (count > 0) await watchers.ask({ type: 'close' });
           if (round > 0) {
             const t = totals.get(count)!;
@@ -137,6 +157,7 @@ async function runWatch(ctx: RunContext): Promise<void> {
             t.delivered += delivered;
             t.deliverMs += deliverMs;
             t.overflows += overflows;
+            t.serverCpu += serverCpu;
           }
           progress.update(++step);
         }
@@ -156,8 +177,19 @@ async function runWatch(ctx: RunContext): Promise<void> {
 function report(ctx: RunContext, totals: Map<number, Totals>): void {
   const writer = (n: number) => (totals.get(n)!.writes * 1000) / totals.get(n)!.writeMs;
   const label = (n: number) => (n === 0 ? 'no watcher' : n === 1 ? '1 watcher' : `${n} watchers`);
+  /** Server CPU µs per set, its delivery to every watcher included. */
+  const cpuPerSet = (n: number) => (totals.get(n)!.serverCpu * 1e6) / totals.get(n)!.writes;
   for (const n of COUNTS) {
     ctx.record({ case: `writer, ${label(n)}`, metric: 'sets/s', value: writer(n), unit: 'ops/s', better: 'higher' });
+    if (Number.isFinite(cpuPerSet(n))) {
+      ctx.record({
+        case: `server CPU per set, ${label(n)}`,
+        metric: 'cpu',
+        value: cpuPerSet(n),
+        unit: 'µs',
+        better: 'lower',
+      });
+    }
   }
   for (const n of COUNTS.filter((c) => c > 0)) {
     const t = totals.get(n)!;

@@ -12,6 +12,7 @@ const loaders: Readonly<Record<string, () => Promise<BenchmarkDefinition>>> = {
   'seed-open-read': async () => (await import('../seed-open-read/definition.js')).seedOpenRead,
   server: async () => (await import('../server/definition.js')).server,
   startup: async () => (await import('../startup/definition.js')).startup,
+  watch: async () => (await import('../watch/definition.js')).watch,
 };
 
 /** Names of every benchmark, for help and error messages. */

@@ -72,6 +72,29 @@ describe('FrameDecoder.decodeReplies', () => {
   it('rejects an error without a numeric code', () => {
     expect(codeOf(() => dec.decodeReplies(pack([[1, 'x', 'y']])))).toBe('BAD_FRAME');
   });
+  it("accepts a stream's items and end (id 0), and refuses other id-0 shapes", () => {
+    expect(
+      dec.decodeReplies(
+        pack([
+          [0, 1, [[7, 'k', null]]],
+          [0, 0xffff_ffff, 411, 'the watcher fell behind'],
+        ]),
+      ),
+    ).toHaveLength(2);
+    for (const bad of [
+      [0, 0, []], // stream 0 is no stream
+      [0, -1, []],
+      [0, 1.5, []],
+      [0, 2 ** 32, []],
+      [0, 1, 'not items'],
+      [0, 1, 'code', 'message'],
+      [0, 1, 411, 7],
+      [0, 1, 411, 'm', 'extra'],
+      [0],
+    ]) {
+      expect(codeOf(() => dec.decodeReplies(pack([bad])))).toBe('BAD_FRAME');
+    }
+  });
 });
 
 describe('FrameDecoder on arbitrary input', () => {

@@ -4,7 +4,8 @@
  * watch"), written here by hand from the key's UTF-8 bytes and the value's bytes, with no JS string made:
  *
  *   93                       fixarray of 3
- *   ce u32 | cf u64          sequence (big-endian; u64 from 2^32 on)
+ *   ce u32 | cb f64          sequence: uint32, or from 2^32 on a float64 holding the integer (as msgpackr writes a
+ *                            number past 32 bits, so that readers get a number, never a 64-bit integer type)
  *   a0|n, d9 n, da n16, db n32 + UTF-8     key (str)
  *   c4 n, c5 n16, c6 n32 + bytes | c0      value (bin), or nil for a delete
  */
@@ -64,9 +65,8 @@ export class ChangeList {
       b.writeUInt32BE(sequence, p);
       p += 4;
     } else {
-      b[p++] = 0xcf;
-      b.writeUInt32BE(Math.floor(sequence / 0x1_0000_0000), p);
-      b.writeUInt32BE(sequence >>> 0, p + 4);
+      b[p++] = 0xcb;
+      b.writeDoubleBE(sequence, p);
       p += 8;
     }
     p = writeHeader(b, p, key.length, 0xa0, 32, 0xd9);

@@ -4,6 +4,7 @@ import type { Packr } from 'msgpackr';
 import type { ActorHandle } from '../runtime/actor-handle.js';
 import { type HttpReplier, MSGPACK, unpackBody, wantsMsgpack } from '../server/http-reply.js';
 import type { ScanPage } from './kv-actor.js';
+import { watchRoute } from './kv-watch-sse.js';
 
 const OCTETS = 'application/octet-stream';
 
@@ -67,6 +68,7 @@ function decodeQueryPart(s: string): string {
  *   value is encoded to msgpack once; in a msgpack body values are bytes (bin), stored as they are.
  * - `GET`, `PUT[?sync=1]`, `DELETE[?sync=1] /v1/kv/_meta/:name`: named metadata, with the bodies and answers of the
  *   key routes (`GET` is 404 `NOT_FOUND` for a name without a value; `PUT` and `DELETE` answer `{ sequence }`).
+ * - `GET /v1/watch?prefix=&fromSequence=`: the changes under a prefix as Server-Sent Events (kv-watch-sse.ts).
  */
 export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier): void {
   const packr = replier.packr;
@@ -118,6 +120,8 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
   };
   const sendJson = (reply: FastifyReply, value: unknown) =>
     reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
+
+  watchRoute(scope, handle, packr);
 
   scope.get('/v1/kv/:key', async (req, reply) => {
     const key = keyOf(req);

@@ -166,7 +166,8 @@ export class KvWatch extends PushStream<KvChange> {
       }
       const q = this.#queue;
       if (q.count === 0) return;
-      const next = pushRange(sink, q, 0, q.count, PUSH_BYTES);
+      // The queue's bytes move once pushed (dropFirst): push a copy.
+      const next = pushRange(sink, q, 0, q.count, PUSH_BYTES, true);
       q.dropFirst(next);
     }
   }
@@ -180,9 +181,17 @@ export class KvWatch extends PushStream<KvChange> {
 
 /**
  * Pushes changes [from, to) of `list` in messages of about PUSH_BYTES (at least one change each), at most `limit`
- * bytes in all (at least one message); returns the index after the last change pushed.
+ * bytes in all (at least one message); returns the index after the last change pushed. The sinks keep views of
+ * `list`'s bytes until written: a list whose bytes change later is pushed as copies (`copy`).
  */
-function pushRange(sink: PushSink, list: ChangeList, from: number, to: number, limit = Infinity): number {
+function pushRange(
+  sink: PushSink,
+  list: ChangeList,
+  from: number,
+  to: number,
+  limit = Number.POSITIVE_INFINITY,
+  copy = false,
+): number {
   let pushed = 0;
   let i = from;
   while (i < to && pushed < limit) {
@@ -190,7 +199,8 @@ function pushRange(sink: PushSink, list: ChangeList, from: number, to: number, l
     let j = i + 1;
     while (j < to && list.ends[j]! - start <= PUSH_BYTES) j++;
     const end = list.ends[j - 1]!;
-    sink.push(list.bytes.subarray(start, end), j - i);
+    const bytes = list.bytes.subarray(start, end);
+    sink.push(copy ? Buffer.from(bytes) : bytes, j - i);
     pushed += end - start;
     i = j;
   }
@@ -335,18 +345,17 @@ export class KvWatchHub {
       }
       return;
     }
+    // One list of the round per prefix watched, copied out of the log (whose buffer is reused) and never changed
+    // after: every watch of that prefix pushes views of it, which the sockets keep until written.
     const log = this.#log;
     const byPrefix = new Map<string, ChangeList>();
     for (const w of [...this.#watches]) {
-      if (w.prefix.length === 0) {
-        w.offer(log, 0, upto);
-        continue;
-      }
       const id = Buffer.from(w.prefix).toString('latin1');
       let list = byPrefix.get(id);
       if (list === undefined) {
         list = new ChangeList();
-        for (let i = 0; i < upto; i++) if (log.keyStartsWith(i, w.prefix)) list.appendFrom(log, i, i + 1);
+        if (w.prefix.length === 0) list.appendFrom(log, 0, upto);
+        else for (let i = 0; i < upto; i++) if (log.keyStartsWith(i, w.prefix)) list.appendFrom(log, i, i + 1);
         byPrefix.set(id, list);
       }
       w.offer(list, 0, list.count);

@@ -6,7 +6,10 @@ import { type ErrorCode, STREAM, type STREAM_ITEM, type Streamed } from '@heaple
  * kernel, the measure of how far the peer is behind.
  */
 export interface PushSink {
-  /** Sends `count` items, the concatenation of their msgpack encodings (copied before this returns). */
+  /**
+   * Sends `count` items, the concatenation of their msgpack encodings. The sink may keep `items` until it is written
+   * (many sinks share one buffer this way): the stream must not change those bytes afterwards.
+   */
   push(items: Uint8Array, count: number): void;
   /** Bytes pushed and not yet handed to the kernel. */
   readonly pendingBytes: number;

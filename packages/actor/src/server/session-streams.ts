@@ -19,7 +19,7 @@ export const MAX_STREAMS_PER_CONNECTION = 64;
  *   <uint sid>      stream id (msgpack uint: fixint, cc, cd or ce),
  *   <array n>       array header of the n items (fixarray, dc + u16 or dd + u32) ]
  *
- * followed by the items' own encodings, as the stream made them.
+ * followed by the items' own encodings, as the stream made them (sent as a second fragment of the same message).
  */
 function itemsHead(sid: number, count: number): Buffer {
   const b = Buffer.allocUnsafe(3 + 5 + 5);
@@ -66,11 +66,7 @@ class SocketSink implements PushSink {
 
   push(items: Uint8Array, count: number): void {
     if (this.ended || count === 0) return;
-    const head = itemsHead(this.id, count);
-    const frame = Buffer.allocUnsafe(head.length + items.length);
-    head.copy(frame, 0);
-    frame.set(items, head.length);
-    this.streams.send(this, frame);
+    this.streams.send(this, itemsHead(this.id, count), items);
   }
 
   end(code: ErrorCode, message: string): void {
@@ -169,11 +165,18 @@ export class SessionStreams {
     }
   }
 
-  send(sink: SocketSink, frame: Buffer): void {
-    if (this.#ws.readyState !== this.#ws.OPEN) return;
-    sink.pendingBytes += frame.length;
-    const length = frame.length;
-    this.#ws.send(frame, () => {
+  /**
+   * Sends one message of a stream as one WebSocket message in two fragments, its head then its items, so that the
+   * items (shared by every watcher of a round) are written as they are, not copied per connection. Nothing else is
+   * sent between the two (both calls are made here, in one go).
+   */
+  send(sink: SocketSink, head: Buffer, items: Uint8Array): void {
+    const ws = this.#ws;
+    if (ws.readyState !== ws.OPEN) return;
+    const length = head.length + items.length;
+    sink.pendingBytes += length;
+    ws.send(head, { binary: true, fin: false });
+    ws.send(items, { binary: true, fin: true }, () => {
       sink.written(length);
       this.#onWritten();
     });

@@ -1,0 +1,68 @@
+import fc from 'fast-check';
+import { Unpackr } from 'msgpackr';
+import { describe, expect, it } from 'vitest';
+import { ChangeList } from './change-list.js';
+
+const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false });
+const decodeAll = (l: ChangeList) =>
+  l.length === 0 ? [] : (unpackr.unpackMultiple(l.bytes.subarray(0, l.length)) as unknown[]);
+const norm = (v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v);
+
+describe('ChangeList', () => {
+  it('writes msgpack any reader decodes, at every header size boundary', () => {
+    const l = new ChangeList();
+    const cases: [number, number, number | null][] = [
+      [0, 0, 0],
+      [1, 31, 255],
+      [2, 32, 256],
+      [0xffff_ffff, 255, 65_535],
+      [0x1_0000_0000, 256, 65_536],
+      [2 ** 53 - 1, 65_536, null],
+    ];
+    for (const [seq, keyLen, valueLen] of cases) {
+      l.append(seq, Buffer.alloc(keyLen, 'k'), valueLen === null ? undefined : Buffer.alloc(valueLen, 7));
+    }
+    expect(decodeAll(l).map((c) => (c as unknown[]).map(norm))).toEqual(
+      cases.map(([seq, keyLen, valueLen]) => [
+        seq,
+        'k'.repeat(keyLen),
+        valueLen === null ? null : Buffer.alloc(valueLen, 7).toString('hex'),
+      ]),
+    );
+    for (let i = 0; i < cases.length; i++) {
+      expect(l.sequences[i]).toBe(cases[i]![0]);
+      expect(l.keyLength[i]).toBe(cases[i]![1]);
+    }
+  });
+
+  it('keeps spans, prefixes and sequences right through appendFrom, dropFirst and growth', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.string({ maxLength: 40 }), fc.option(fc.uint8Array({ maxLength: 300 }))), {
+          maxLength: 3000,
+        }),
+        fc.nat(),
+        (changes, cutSeed) => {
+          const a = new ChangeList();
+          changes.forEach(([k, v], i) => a.append(i * 3, Buffer.from(k), v ?? undefined));
+          const cut = changes.length === 0 ? 0 : cutSeed % (changes.length + 1);
+          const b = new ChangeList();
+          b.appendFrom(a, 0, a.count);
+          b.dropFirst(cut);
+          const want = changes.slice(cut).map(([k, v], i) => [(i + cut) * 3, k, v === null ? null : norm(v)]);
+          expect(decodeAll(b).map((c) => (c as unknown[]).map(norm))).toEqual(want);
+          for (let i = 0; i < b.count; i++) {
+            const key = Buffer.from(changes[i + cut]![0]);
+            expect(b.keyStartsWith(i, key)).toBe(true);
+            expect(b.keyStartsWith(i, Buffer.concat([key, Buffer.from('~')]))).toBe(false);
+            expect(Buffer.from(b.bytes.subarray(b.startOf(i), b.ends[i])).length).toBeGreaterThan(key.length);
+          }
+          if (b.count > 0) expect(b.firstAfter(b.sequences[0]!, 0, b.count)).toBe(Math.min(1, b.count));
+          expect(b.firstAfter(-1, 0, b.count)).toBe(0);
+          expect(b.firstAfter(Number.MAX_SAFE_INTEGER, 0, b.count)).toBe(b.count);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});

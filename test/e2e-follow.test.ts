@@ -2,15 +2,17 @@
 // change stream, are answered once applied there (read-your-writes) and reach the other follower; /healthz and
 // /metrics report position, lag and caught-up; with NATS down reads go on and writes fail with UNAVAILABLE within
 // their timeout, and once it is back both servers converge with nothing lost.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { KvActor } from '@heapless/actor';
 import { connect, HeaplessError, type Remote } from '@heapless/client';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsServers, startNatsServer } from './nats-server.js';
-import { type Child, sample, startServe } from './serve-child.js';
+import { type Child, cli, sample, startServe } from './serve-child.js';
 
 let nats: NatsServers;
 let work: string;
@@ -52,6 +54,16 @@ async function health(
 /** Resolves once `c` has applied `seq` (polled; the test's own timeout bounds it). */
 async function reaches(c: Child, seq: number): Promise<void> {
   while ((await health(c)).follower.position < seq) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** The `listening` line's `follower` field: how the server got its data. */
+function startOf(c: Child): Record<string, unknown> {
+  return c.lines.find((l) => l.msg === 'listening')!.follower as Record<string, unknown>;
+}
+
+async function stop(c: Child): Promise<void> {
+  c.proc.kill('SIGTERM');
+  expect(await c.exited).toBe(0);
 }
 
 async function code(p: Promise<unknown>): Promise<string> {
@@ -139,5 +151,66 @@ describe('heapless serve --follow', () => {
     }
     ka.close();
     kb.close();
+  });
+
+  it('heapless checkpoint publish, then a fresh follower starts from it (its map image) and catches up', async () => {
+    const a = await follower('cp-a', 'cp');
+    const ka = await connect<typeof KvActor>(a.url);
+    for (let i = 0; i < 200; i++) await ka.set(`k${i}`, pack({ i }));
+    const at = (await health(a)).follower.position;
+    ka.close();
+    await stop(a);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      cli,
+      'checkpoint',
+      'publish',
+      '--data',
+      join(work, 'cp-a'),
+      '--nats',
+      nats.nodes[0]!.url,
+      '--bucket',
+      'cp-bucket',
+    ]);
+    const published = JSON.parse(stdout) as { id: string; position: number; schema: string; stream: string };
+    expect(published).toMatchObject({ position: at, schema: 'default', stream: 'cp' });
+    // More writes after the checkpoint, through a second server.
+    const b = await follower('cp-b', 'cp');
+    const kb = await connect<typeof KvActor>(b.url);
+    for (let i = 200; i < 250; i++) await kb.set(`k${i}`, pack({ i }));
+    const end = (await health(b)).follower.position;
+    kb.close();
+    const fresh = await follower('cp-fresh', 'cp', '--bucket', 'cp-bucket', '--max-replay', '10');
+    expect(startOf(fresh)).toMatchObject({
+      kind: 'checkpoint',
+      reason: 'no-local-data',
+      checkpointId: published.id,
+      position: at,
+      mapSource: 'image',
+    });
+    await reaches(fresh, end);
+    const kf = await connect<typeof KvActor>(fresh.url);
+    expect(await kf.size()).toBe(250);
+    expect(unpack((await kf.get('k249'))!)).toEqual({ i: 249 });
+    expect(unpack((await kf.get('k0'))!)).toEqual({ i: 0 });
+    kf.close();
+  });
+
+  it('checkpoint publish refuses a directory without follower metadata', async () => {
+    const dir = join(work, 'plain');
+    const s = await startServe(['--data', dir]);
+    children.push(s);
+    await stop(s);
+    const run = promisify(execFile)(process.execPath, [
+      cli,
+      'checkpoint',
+      'publish',
+      '--data',
+      dir,
+      '--nats',
+      nats.nodes[0]!.url,
+      '--bucket',
+      'cp-bucket',
+    ]);
+    await expect(run).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no follower position') });
   });
 });

@@ -60,6 +60,8 @@ Commands:
   serve             serve a KV actor over WebSocket and HTTP on one port
   engine ...        tools for an engine directory: stats, dump, verify, compact, repair,
                     checkpoint (heapless engine --help)
+  checkpoint publish  publish a follower's data directory as a checkpoint in the JetStream
+                    object store (heapless checkpoint --help)
   help              print this text
 
 Options of serve:

@@ -233,6 +233,30 @@ describe('Follower', () => {
     await ahead.close();
   });
 
+  it('checkpointEvery publishes checkpoints as it applies, the newest kept', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 50, 31);
+    const f = await follow('every', stream, { checkpointEvery: 100, keepCheckpoints: 2, maxBatchMessages: 20 });
+    await writer.write(600, 1);
+    await f.waitCaughtUp();
+    const ofStream = async () => {
+      const found = [];
+      for (const c of await checkpoints.list('v1'))
+        if ((await checkpoints.manifest(c)).stream === stream) found.push(c);
+      return found;
+    };
+    // Published in the background: wait until the newest covers at least 500 messages.
+    while (((await ofStream())[0]?.position ?? 0) < 500) await new Promise((r) => setTimeout(r, 50));
+    await f.close(); // waits for a publish in flight
+    const kept = await ofStream();
+    expect(kept.length).toBe(2);
+    const fresh = await follow('every-fresh', stream);
+    expect(fresh.start).toMatchObject({ kind: 'checkpoint', checkpointId: kept[0]!.id, mapSource: 'image' });
+    await fresh.waitCaughtUp();
+    expect(mapHex(fresh.map)).toEqual(modelHex(writer.model));
+    await fresh.close();
+  });
+
   it('refuses a directory that holds records but no follower position', async () => {
     const stream = await newStream();
     const other = await OffHeapMap.open<string, unknown>({ dir: join(work, 'not-a-follower') });

@@ -27,7 +27,7 @@ import {
   removeLeftovers,
 } from './local-data.js';
 import { type PublishedCheckpoint, publishMapCheckpoint } from './publish-checkpoint.js';
-import { planStart, type StartPlan } from './start-plan.js';
+import { planStart, reloadReason, type StartPlan } from './start-plan.js';
 
 /** Default most messages replayed at start before the newest checkpoint is loaded instead. */
 export const DEFAULT_MAX_REPLAY = 100_000;
@@ -199,18 +199,19 @@ export class Follower {
         if (isReplicaError(err, 'UNAVAILABLE') && local.position !== undefined) return undefined;
         throw err;
       });
-      const newest =
-        options.checkpoints === undefined || streamPosition === undefined
-          ? undefined
-          : await newestOf(options.checkpoints, options.schema, options.stream);
-      const plan = planStart({
+      const facts = {
         local,
         schema: options.schema,
         stream: options.stream,
         streamPosition,
         maxReplay: settings.maxReplay,
-        newest,
-      });
+      };
+      // The checkpoints are asked for only when the local data will not do.
+      const newest =
+        options.checkpoints === undefined || streamPosition === undefined || reloadReason(facts) === undefined
+          ? undefined
+          : await newestOf(options.checkpoints, options.schema, options.stream);
+      const plan = planStart({ ...facts, newest });
       options.log?.info({ plan, local }, `follower start: ${plan.kind}`);
       let downloadMs: number | null = null;
       if (plan.kind !== 'resume') {

@@ -6,11 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MapBatch } from '@heapless/offheap';
 import { OffHeapMap } from '@heapless/offheap';
 import {
   addFollowerMeta,
-  type ChangeMessage,
   CheckpointStore,
   ensureChangeStream,
   Follower,
@@ -21,10 +19,17 @@ import {
   readFollowerState,
 } from '@heapless/replica';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { pack, unpack } from 'msgpackr';
+import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer } from './nats-server.js';
-import { COUNTER_PREFIX, ModelWriter, mapHex, modelHex } from './replica-follow-support.js';
+import {
+  COUNTER_PREFIX,
+  countApplications,
+  counters,
+  ModelWriter,
+  mapHex,
+  modelHex,
+} from './replica-follow-support.js';
 import { natsForTests, rejectionCode } from './replica-support.js';
 
 /** Writes of the two-follower case: 10,000 by default, HEAPLESS_REPLICA_WRITES=100000 for the size. */
@@ -46,29 +51,6 @@ async function newStream(): Promise<string> {
   return name;
 }
 
-/** Counts, per key, the changes applied, in the batch that applies them (so a double application shows). */
-function countApplications(
-  messages: readonly ChangeMessage[],
-  b: MapBatch<string, unknown>,
-  map: () => OffHeapMap<string, unknown>,
-) {
-  const counts = new Map<string, number>();
-  for (const m of messages)
-    for (const c of m.changes) {
-      const k = COUNTER_PREFIX + c.key;
-      const stored = map().getBytes(k);
-      counts.set(k, (counts.get(k) ?? (stored === undefined ? 0 : (unpack(stored) as number))) + 1);
-    }
-  for (const [k, n] of counts) b.setBytes(k, pack(n));
-}
-
-function counters(map: OffHeapMap<string, unknown>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const key of map.keys())
-    if (key.startsWith(COUNTER_PREFIX)) out[key.slice(COUNTER_PREFIX.length)] = unpack(map.getBytes(key)!) as number;
-  return out;
-}
-
 async function follow(dir: string, stream: string, more: Partial<FollowerOptions> = {}): Promise<Follower> {
   let follower: Follower | undefined;
   follower = await Follower.open({
@@ -77,7 +59,7 @@ async function follow(dir: string, stream: string, more: Partial<FollowerOptions
     stream,
     schema: 'v1',
     checkpoints,
-    onBatch: (messages, b) => countApplications(messages, b, () => follower!.map),
+    onBatch: (messages, b) => countApplications(messages, b, follower!.map),
     ...more,
   });
   return follower;
@@ -249,6 +231,30 @@ describe('Follower', () => {
     expect(new TextDecoder().decode(kept.meta.get(META_POSITION))).toBe('20');
     await kept.close();
     await ahead.close();
+  });
+
+  it('checkpointEvery publishes checkpoints as it applies, the newest kept', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 50, 31);
+    const f = await follow('every', stream, { checkpointEvery: 100, keepCheckpoints: 2, maxBatchMessages: 20 });
+    await writer.write(600, 1);
+    await f.waitCaughtUp();
+    const ofStream = async () => {
+      const found = [];
+      for (const c of await checkpoints.list('v1'))
+        if ((await checkpoints.manifest(c)).stream === stream) found.push(c);
+      return found;
+    };
+    // Published in the background: wait until the newest covers at least 500 messages.
+    while (((await ofStream())[0]?.position ?? 0) < 500) await new Promise((r) => setTimeout(r, 50));
+    await f.close(); // waits for a publish in flight
+    const kept = await ofStream();
+    expect(kept.length).toBe(2);
+    const fresh = await follow('every-fresh', stream);
+    expect(fresh.start).toMatchObject({ kind: 'checkpoint', checkpointId: kept[0]!.id, mapSource: 'image' });
+    await fresh.waitCaughtUp();
+    expect(mapHex(fresh.map)).toEqual(modelHex(writer.model));
+    await fresh.close();
   });
 
   it('refuses a directory that holds records but no follower position', async () => {

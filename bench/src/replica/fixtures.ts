@@ -27,24 +27,27 @@ const MAX_FILE_BYTES = 64 * 1024 * 1024;
 /** Publishes in flight while filling the stream: enough to keep JetStream busy, bounded to bound memory. */
 const PUBLISH_WINDOW = 512;
 
-/** Publishes `ctx.records` messages to a new stream; returns the stream's last sequence (= N). */
-export async function fillStream(ctx: RunContext, nc: NatsConnection): Promise<number> {
+/**
+ * Publishes messages `from`..`to` (default 1..N: a new stream) of key `key<i>` each; returns the stream's last
+ * sequence (= `to`).
+ */
+export async function fillStream(ctx: RunContext, nc: NatsConnection, from = 1, to = ctx.records): Promise<number> {
   await ensureChangeStream(nc, { name: STREAM });
   const publisher = new ChangePublisher(nc, { stream: STREAM, schema: SCHEMA, timeoutMs: 30_000 });
   const value = Buffer.alloc(VALUE_BYTES, 'v');
-  const ticker = ctx.progress('fill stream', ctx.records);
+  const ticker = ctx.progress('fill stream', to - from + 1);
   const inFlight = new Set<Promise<unknown>>();
-  for (let i = 1; i <= ctx.records; i++) {
+  for (let i = from; i <= to; i++) {
     value.writeUInt32BE(i, 0); // values differ, as real ones do
     const p = publisher.publish([setChange(`key${i}`, Uint8Array.from(value))], { msgId: `fill-${i}` });
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));
     if (inFlight.size >= PUBLISH_WINDOW) await Promise.race(inFlight);
-    ticker.update(i);
+    ticker.update(i - from + 1);
   }
   await Promise.all(inFlight);
   ticker.finish();
-  return ctx.records;
+  return to;
 }
 
 /** Writes a checkpoint directory of N × 500 bytes and uploads it; returns its manifest. */

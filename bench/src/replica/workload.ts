@@ -18,7 +18,9 @@ import { type BenchmarkWorkload, type RunContext, SystemUnavailableError } from 
 import { freePort, LOOPBACK } from '../server/free-port.js';
 import { ProcessGroup } from '../server/process-group.js';
 import { BUCKET, fillStream, STREAM, uploadCheckpoint } from './fixtures.js';
+import { followerStartPhase } from './follower-start.js';
 import { NATS_INSTALL_HINT, natsServerBinary, natsServerCommand } from './nats-server-command.js';
+import { writeLatencyPhase } from './write-latency.js';
 
 const CONSUME_CASE = 'consume (~500 B messages, empty handler)';
 const DOWNLOAD_CASE = 'download checkpoint';
@@ -27,7 +29,8 @@ const PULL_MESSAGES = 1000;
 
 export const replicaWorkload: BenchmarkWorkload = {
   async run(ctx: RunContext): Promise<void> {
-    if (ctx.system !== 'replica' && ctx.system !== 'nats-js') throw new Error(`replica has no system '${ctx.system}'`);
+    if (!['replica', 'nats-js', 'follower'].includes(ctx.system))
+      throw new Error(`replica has no system '${ctx.system}'`);
     const binary = natsServerBinary();
     if (binary === undefined) throw new SystemUnavailableError(`nats-server is not installed; ${NATS_INSTALL_HINT}`);
     const group = new ProcessGroup();
@@ -36,8 +39,14 @@ export const replicaWorkload: BenchmarkWorkload = {
       await group.start(natsServerCommand(binary, port, join(ctx.dataDir, 'nats')));
       const nc = await connectToNats({ servers: `nats://${LOOPBACK}:${port}` });
       try {
-        if (ctx.phases.has('consume')) await consumePhase(ctx, nc);
-        if (ctx.phases.has('download')) await downloadPhase(ctx, nc);
+        if (ctx.system === 'follower') {
+          // The follower's own rows, with their floors measured in the same process (see follower-start.ts).
+          if (ctx.phases.has('start')) await followerStartPhase(ctx, nc);
+          if (ctx.phases.has('write')) await writeLatencyPhase(ctx, group, `nats://${LOOPBACK}:${port}`);
+        } else {
+          if (ctx.phases.has('consume')) await consumePhase(ctx, nc);
+          if (ctx.phases.has('download')) await downloadPhase(ctx, nc);
+        }
       } finally {
         await nc.close();
       }

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The `heapless` command. Usage: heapless serve [options] | heapless engine stats|dump|verify|compact|repair|checkpoint DIR
+// | heapless checkpoint publish --data DIR --nats URL --bucket B
 import { readFileSync } from 'node:fs';
+import { CHECKPOINT_USAGE, parseCheckpointArgs, runCheckpointCommand } from './cli/checkpoint-command.js';
 import { parseCli, USAGE } from './cli/cli-args.js';
 import { ENGINE_USAGE, parseEngineArgs } from './cli/engine-args.js';
 import { runEngineCommand } from './cli/engine-command.js';
@@ -24,6 +26,15 @@ async function main(): Promise<void> {
       out: (text) => process.stdout.write(text),
       err: (text) => process.stderr.write(text),
     });
+    return;
+  }
+  if (argv[0] === 'checkpoint') {
+    usage = CHECKPOINT_USAGE;
+    if (argv.includes('--help') || argv.includes('-h') || argv.length === 1) {
+      process.stdout.write(CHECKPOINT_USAGE);
+      return;
+    }
+    await runCheckpointCommand(parseCheckpointArgs(argv.slice(1)), (text) => process.stdout.write(text));
     return;
   }
   const args = parseCli(argv, process.env);

@@ -98,6 +98,12 @@ export const ERROR_CODES = {
    * neither a gap nor a duplicate.
    */
   WATCH_OVERFLOW: { wire: 411, status: 503, message: 'the watcher fell behind' },
+  /**
+   * A following server (`heapless serve --follow`) could not get a write into its change log (NATS JetStream
+   * unreachable, or no acknowledgement within the timeout), or the write is in the log and was not applied here
+   * within the timeout. The write may or may not be in the log; retrying writes it again.
+   */
+  UNAVAILABLE: { wire: 412, status: 503, message: 'the change log is unavailable' },
   /** A fault in the server itself, not in the actor's method. */
   INTERNAL: { wire: 500, status: 500, message: 'internal server error' },
   /** The server is shutting down and takes no new calls (WebSocket close 1001). */

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ActorError } from '../errors.js';
+import { FOLLOW_FLAG_OPTIONS, FOLLOW_USAGE, type FollowArgs, followArgs } from './follow-args.js';
 import {
   configFlags,
   ENGINE_FLAG_OPTIONS,
@@ -51,6 +52,8 @@ export interface ServeArgs {
   insecure: boolean;
   /** Engine options of the persisted map (from the engine flags and the config file's "engine"). */
   engine: EngineTuning;
+  /** Follow a change stream on NATS JetStream (`--follow`), or undefined. */
+  follow: FollowArgs | undefined;
 }
 
 /** A parsed command line. */
@@ -62,6 +65,8 @@ Commands:
   serve             serve a KV actor over WebSocket and HTTP on one port
   engine ...        tools for an engine directory: stats, dump, verify, compact, repair,
                     checkpoint (heapless engine --help)
+  checkpoint publish  publish a follower's data directory as a checkpoint in the JetStream
+                    object store (heapless checkpoint --help)
   help              print this text
 
 Options of serve:
@@ -103,6 +108,7 @@ Slow and dead connections:
   --heartbeat MS           WebSocket ping interval; a peer silent for a whole interval is
                            closed (default 30000)
 
+${FOLLOW_USAGE}
 ${ENGINE_FLAGS_USAGE}`;
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -157,6 +163,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     sync: values.sync ?? false,
     logLevel,
     engine: engineTuning(values),
+    follow: followArgs(values, values.memory ?? false),
   };
 }
 
@@ -216,6 +223,7 @@ function parseOptions(argv: readonly string[]) {
       insecure: { type: 'boolean' },
       config: { type: 'string' },
       ...ENGINE_FLAG_OPTIONS,
+      ...FOLLOW_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },

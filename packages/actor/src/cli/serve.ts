@@ -6,6 +6,7 @@ import { spawn } from '../runtime/spawn.js';
 import { Metrics } from '../server/metrics.js';
 import { type Published, publish } from '../server/publish.js';
 import type { ServeArgs } from './cli-args.js';
+import { type Following, openFollowing } from './serve-follow.js';
 
 /** A running `heapless serve`; `close()` stops accepting, finishes calls in flight, stops the actor (closing the map). */
 export interface RunningServer extends Published {
@@ -21,6 +22,8 @@ export interface RunningServer extends Published {
     imageRejected: string | null;
     native: string | null;
     ms: number;
+    /** How a following server got its data (local, checkpoint, replay); null for one that does not follow. */
+    follower: Following['start'] | null;
   };
 }
 
@@ -36,9 +39,13 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
       : undefined;
   // The engine reports a directory locked by another process as HEAPLESS_ERR_LOCKED, naming the directory.
   const opening = performance.now();
-  const map = args.memory
-    ? new OffHeapMap<string, unknown>()
-    : await OffHeapMap.open<string, unknown>({ dir: args.data, sync: args.sync, engine: args.engine });
+  const following = args.follow === undefined ? undefined : await openFollowing(args, args.follow);
+  const map =
+    following?.map ??
+    (args.memory
+      ? new OffHeapMap<string, unknown>()
+      : await OffHeapMap.open<string, unknown>({ dir: args.data, sync: args.sync, engine: args.engine }));
+  const closeMap = following?.close ?? (() => map.close());
   const { loadedFrom, imageLoader, imageRejected } = map.stats();
   const startup = {
     entries: map.size,
@@ -47,6 +54,7 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
     imageRejected,
     native: nativeStatus.problem,
     ms: Math.round(performance.now() - opening),
+    follower: following?.start ?? null,
   };
   const metrics = new Metrics();
   metrics.addGauge('heapless_entries', 'Entries in the map.', () => map.size);
@@ -77,17 +85,21 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
       () => engine()?.writeStalls ?? 0,
     );
   }
+  following?.addMetrics(metrics);
   let ref: ReturnType<typeof spawn<KvActor>>;
   try {
+    // Reads are answered only once caught up with the stream, unless told otherwise.
+    if (following !== undefined && args.follow?.serveStale !== true) await following.waitCaughtUp();
     // One getMany reply stays within the connection's reply bound, as one get reply does.
     const kv = new KvActor(map, {
       persistent: !args.memory,
       maxResultBytes: args.maxReplyBytes,
       checkpointRoot: args.checkpointRoot,
+      ...following?.kvOptions,
     });
     ref = spawn(kv, { observer: metrics, mailbox: 65_536 });
   } catch (e) {
-    await map.close();
+    await closeMap();
     metrics.close();
     throw e;
   }
@@ -114,12 +126,14 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
       metrics,
       routes: kvRoutes,
       streams: KvActor.streams,
+      ...(following === undefined ? {} : { health: following.health }),
     });
   } catch (e) {
     await ref.stop();
     metrics.close();
     throw e;
   }
+  following?.attachLog(server.log);
   return {
     ...server,
     startup,

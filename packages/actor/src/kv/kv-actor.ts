@@ -13,6 +13,7 @@ import { storageWireCode } from '../server/wire-error.js';
 import { checkpointDirectory } from './kv-checkpoint.js';
 import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
 import { type KvWatch, KvWatchHub } from './kv-watch.js';
+import type { SinkOp, WriteSink } from './write-sink.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
@@ -58,6 +59,14 @@ export interface KvActorOptions {
   checkpointRoot?: string;
   /** Bytes of live changes a watch may have waiting before it ends with WATCH_OVERFLOW; default 1 MiB (kv-watch.ts). */
   maxWatchBytes?: number;
+  /**
+   * Send `set`, `delete`, `setMany` and `batch` to this sink (a following server's change log) instead of writing
+   * the map, and reply once the sink resolves; metadata writes are then FORBIDDEN (a follower's metadata is its
+   * own). See write-sink.ts.
+   */
+  writeSink?: WriteSink;
+  /** What `onStop` runs instead of closing the map (the owner of a follower's map closes it). */
+  close?: () => Promise<void>;
 }
 
 /** What `checkpoint` answers. */
@@ -144,6 +153,8 @@ export class KvActor extends Actor {
   readonly #checkpointRoot: string | undefined;
   readonly #maxWatchBytes: number | undefined;
   #watches: KvWatchHub | null = null;
+  readonly #sink: WriteSink | undefined;
+  readonly #close: () => Promise<void>;
 
   constructor(map: OffHeapMap<string, unknown>, opts: KvActorOptions = {}) {
     super();
@@ -156,6 +167,9 @@ export class KvActor extends Actor {
     this.#maxBatchOps = opts.maxBatchOps ?? DEFAULT_MAX_BATCH_OPS;
     this.#checkpointRoot = opts.checkpointRoot;
     this.#maxWatchBytes = opts.maxWatchBytes;
+    this.#sink = opts.writeSink;
+    if (this.#sink !== undefined) this.#maxBatchOps = Math.min(this.#maxBatchOps, this.#sink.maxOps);
+    this.#close = opts.close ?? (() => this.#map.close());
   }
 
   /** The stored bytes of `key`'s value, or undefined. */
@@ -193,6 +207,7 @@ export class KvActor extends Actor {
     this.#checkKey(key);
     this.#checkValue(value);
     const sync = this.#wantsSync(opts);
+    if (this.#sink !== undefined) return detach(this.#toSink([{ type: 'set', key, value }]).then(() => undefined));
     this.#write(() => this.#map.setBytes(key, value));
     return this.#durable(sync);
   }
@@ -205,7 +220,7 @@ export class KvActor extends Actor {
     if (!Array.isArray(entries)) throw new HeaplessError('BAD_ARGUMENTS', 'setMany(entries: [key, value][])');
     this.#checkCount(entries.length, 'setMany');
     const sync = this.#wantsSync(opts);
-    const b = this.#map.batch();
+    const ops: SinkOp[] = [];
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i];
       if (!Array.isArray(e) || e.length !== 2) {
@@ -213,9 +228,9 @@ export class KvActor extends Actor {
       }
       this.#checkKey(e[0]);
       this.#checkValue(e[1]);
-      b.setBytes(e[0], e[1]);
+      ops.push({ type: 'set', key: e[0], value: e[1] });
     }
-    return this.#commit(b, sync);
+    return this.#commitOps(ops, sync);
   }
 
   /**
@@ -242,7 +257,7 @@ export class KvActor extends Actor {
     const names = meta === undefined ? [] : Object.keys(meta);
     this.#checkCount(ops.length + names.length, 'batch');
     const sync = this.#wantsSync(opts);
-    const b = this.#map.batch();
+    const checked: SinkOp[] = [];
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i] as { type?: unknown; key?: unknown; value?: unknown } | null;
       if (typeof op !== 'object' || op === null)
@@ -250,9 +265,16 @@ export class KvActor extends Actor {
       this.#checkKey(op.key);
       if (op.type === 'set') {
         this.#checkValue(op.value);
-        b.setBytes(op.key, op.value);
-      } else if (op.type === 'delete') b.delete(op.key);
+        checked.push({ type: 'set', key: op.key, value: op.value });
+      } else if (op.type === 'delete') checked.push({ type: 'delete', key: op.key });
       else throw new HeaplessError('BAD_ARGUMENTS', `batch: ops[${i}].type is 'set' or 'delete'`);
+    }
+    if (names.length === 0) return this.#commitOps(checked, sync);
+    this.#refuseOnFollower('batch with meta');
+    const b = this.#map.batch();
+    for (const op of checked) {
+      if (op.type === 'set') b.setBytes(op.key, op.value);
+      else b.delete(op.key);
     }
     for (const name of names) {
       const value = meta![name];
@@ -276,6 +298,7 @@ export class KvActor extends Actor {
   setMeta(name: string, value: Uint8Array, opts?: WriteOptions): Promise<KvBatchResult> {
     checkMetaName(name);
     checkMetaValue(value);
+    this.#refuseOnFollower('setMeta');
     const sync = this.#wantsSync(opts);
     return this.#commit(this.#map.batch().setMeta(name, value), sync);
   }
@@ -283,6 +306,7 @@ export class KvActor extends Actor {
   /** Removes metadata `name` (no error if it has none; a batch of one). */
   deleteMeta(name: string, opts?: WriteOptions): Promise<KvBatchResult> {
     checkMetaName(name);
+    this.#refuseOnFollower('deleteMeta');
     const sync = this.#wantsSync(opts);
     return this.#commit(this.#map.batch().deleteMeta(name), sync);
   }
@@ -291,6 +315,10 @@ export class KvActor extends Actor {
   delete(key: string, opts?: WriteOptions): boolean | Promise<boolean> {
     this.#checkKey(key);
     const sync = this.#wantsSync(opts);
+    if (this.#sink !== undefined) {
+      const had = this.#map.has(key); // as of now: writes before it in the log may still be on their way
+      return detach(this.#toSink([{ type: 'delete', key }]).then(() => had));
+    }
     let had = false;
     this.#write(() => {
       had = this.#map.delete(key);
@@ -384,7 +412,7 @@ export class KvActor extends Actor {
 
   override async onStop(): Promise<void> {
     this.#watches?.close();
-    await this.#map.close();
+    await this.#close();
   }
 
   /** Whether this write must wait for fsync; throws before anything is written when the map cannot persist. */
@@ -411,6 +439,29 @@ export class KvActor extends Actor {
    */
   #commit(b: MapBatch<string, unknown>, sync: boolean): Promise<KvBatchResult> {
     return detach(b.write({ sync }).then((r) => (r.sequence === undefined ? {} : { sequence: r.sequence })));
+  }
+
+  /** Writes checked operations as one atomic batch: to the sink on a following server, else to the map. */
+  #commitOps(ops: readonly SinkOp[], sync: boolean): Promise<KvBatchResult> {
+    if (this.#sink !== undefined) return detach(this.#toSink(ops));
+    const b = this.#map.batch();
+    for (const op of ops) {
+      if (op.type === 'set') b.setBytes(op.key, op.value);
+      else b.delete(op.key);
+    }
+    return this.#commit(b, sync);
+  }
+
+  /** Hands `ops` to the sink (the caller detaches the reply); resolves with the log position once applied here. */
+  #toSink(ops: readonly SinkOp[]): Promise<KvBatchResult> {
+    if (ops.length === 0) return Promise.resolve({});
+    return this.#sink!.write(ops);
+  }
+
+  /** FORBIDDEN on a following server: its metadata (its stream position above all) is its own. */
+  #refuseOnFollower(what: string): void {
+    if (this.#sink !== undefined)
+      throw new HeaplessError('FORBIDDEN', `${what}: a following server's metadata is written by its follower only`);
   }
 
   /** Throws `BATCH_TOO_LARGE` for more than `maxBatchOps` operations. */

@@ -110,6 +110,8 @@ export interface PublishOptions {
   allowTokenInQuery?: boolean;
   /** fastify's logger option (pino): `false` (default) for none, `true` or pino options. */
   logger?: FastifyServerOptions['logger'];
+  /** More fields of `GET /healthz`'s answer (a following server's lag and position), read at each request. */
+  health?: () => Record<string, unknown>;
   /** Serve these metrics at `GET /metrics` and count connections in them. */
   metrics?: Metrics;
   /**

@@ -120,7 +120,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     void sendError(req, reply, 'UNAUTHORIZED', 'missing or wrong token');
   });
 
-  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/healthz', async () => ({ ok: true, ...opts.health?.() }));
   app.post('/v1/call/:method', async (req, reply) => {
     const { method } = req.params as { method: string };
     const args = req.body;

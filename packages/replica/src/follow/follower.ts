@@ -27,7 +27,7 @@ import {
   removeLeftovers,
 } from './local-data.js';
 import { type PublishedCheckpoint, publishMapCheckpoint } from './publish-checkpoint.js';
-import { planStart, type StartPlan } from './start-plan.js';
+import { planStart, reloadReason, type StartPlan } from './start-plan.js';
 
 /** Default most messages replayed at start before the newest checkpoint is loaded instead. */
 export const DEFAULT_MAX_REPLAY = 100_000;
@@ -142,6 +142,9 @@ export class Follower {
   private lastCheckpointAt: number;
   private checkpointing: Promise<unknown> | undefined;
   private wake: (() => void) | undefined;
+  /** Whether the NATS connection is up now (its status events), so that an outage shows before a pull notices. */
+  private connected = true;
+  private readonly statusEvents: AsyncIterable<{ type: string }> & { stop?: () => void };
 
   private constructor(
     /** The map followed; readable by anyone, written only by the follower. Closed by {@link close}. */
@@ -155,6 +158,8 @@ export class Follower {
     this.positionNow = start.position;
     this.lastCheckpointAt = start.position;
     this.newestSeen = Math.max(streamLast, start.position);
+    this.statusEvents = options.nc.status();
+    void this.watchConnection();
     this.running = this.run();
   }
 
@@ -194,18 +199,19 @@ export class Follower {
         if (isReplicaError(err, 'UNAVAILABLE') && local.position !== undefined) return undefined;
         throw err;
       });
-      const newest =
-        options.checkpoints === undefined || streamPosition === undefined
-          ? undefined
-          : await newestOf(options.checkpoints, options.schema, options.stream);
-      const plan = planStart({
+      const facts = {
         local,
         schema: options.schema,
         stream: options.stream,
         streamPosition,
         maxReplay: settings.maxReplay,
-        newest,
-      });
+      };
+      // The checkpoints are asked for only when the local data will not do.
+      const newest =
+        options.checkpoints === undefined || streamPosition === undefined || reloadReason(facts) === undefined
+          ? undefined
+          : await newestOf(options.checkpoints, options.schema, options.stream);
+      const plan = planStart({ ...facts, newest });
       options.log?.info({ plan, local }, `follower start: ${plan.kind}`);
       let downloadMs: number | null = null;
       if (plan.kind !== 'resume') {
@@ -259,10 +265,15 @@ export class Follower {
       schema: this.options.schema,
       position: this.positionNow,
       lag,
-      caughtUp: lag === 0 && this.consumer !== undefined && lastError === undefined && this.failed === undefined,
+      caughtUp:
+        lag === 0 &&
+        this.connected &&
+        this.consumer !== undefined &&
+        lastError === undefined &&
+        this.failed === undefined,
       applyRate: this.applyRate(),
       applied: this.appliedTotal,
-      lastError: lastError?.message ?? null,
+      lastError: this.connected ? (lastError?.message ?? null) : 'disconnected from NATS',
       failure: this.failed === undefined ? null : String((this.failed as Error).message ?? this.failed),
       start: this.start,
     };
@@ -334,6 +345,7 @@ export class Follower {
       return;
     }
     this.stopping = true;
+    this.statusEvents.stop?.();
     this.wake?.();
     await this.consumer?.close();
     await this.running;
@@ -341,6 +353,17 @@ export class Follower {
     await this.lock.catch(() => {});
     this.rejectWaiters(new ReplicaError('CLOSED', 'the follower is closed'));
     await this.map.close();
+  }
+
+  private async watchConnection(): Promise<void> {
+    try {
+      for await (const s of this.statusEvents) {
+        if (s.type === 'disconnect') this.connected = false;
+        else if (s.type === 'reconnect') this.connected = true;
+      }
+    } catch {
+      // the connection closed: nothing more to watch
+    }
   }
 
   /** Reads the stream until close or a failure that retrying cannot mend. */

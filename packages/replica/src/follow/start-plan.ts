@@ -67,8 +67,10 @@ export function planStart(facts: StartFacts): StartPlan {
   return { kind: 'replay', reason };
 }
 
-/** Why the local data cannot be used as it is, or undefined when it can. */
-function reloadReason(facts: StartFacts): ReloadReason | undefined {
+/**
+ * Why the local data cannot be used as it is, or undefined when it can (then no checkpoint need be looked for).
+ */
+export function reloadReason(facts: Omit<StartFacts, 'newest'>): ReloadReason | undefined {
   const { local, schema, stream, streamPosition, maxReplay } = facts;
   if (local.position === undefined) return 'no-local-data';
   if (local.schema !== schema) return 'schema-changed';

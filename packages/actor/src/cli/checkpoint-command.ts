@@ -1,0 +1,93 @@
+/**
+ * `heapless checkpoint publish --data DIR --nats URL --bucket B [--keep N]`: publishes the data directory of a
+ * follower (a stopped `heapless serve --follow`, or one built offline with the follower metadata) as a checkpoint
+ * in the JetStream object store: a live checkpoint of the map (engine + map image), uploaded with its position,
+ * schema id and stream, sizes and checksums; then the schema's and stream's checkpoints are pruned to the newest N.
+ */
+import { parseArgs } from 'node:util';
+import { OffHeapMap } from '@heapless/offheap';
+import { CheckpointStore, connectToNats, publishMapCheckpoint } from '@heapless/replica';
+import { ActorError } from '../errors.js';
+
+export const CHECKPOINT_USAGE = `Usage: heapless checkpoint publish --data DIR --nats URL --bucket B [--keep N]
+
+Publishes a follower's data directory (not in use by a running server) as a checkpoint in the
+JetStream object store bucket B, at the stream position stored in it:
+  --data DIR     the data directory (it must hold the follower metadata: position, schema)
+  --nats URL     nats://HOST:PORT (repeat for a cluster's nodes)
+  --bucket B     the object store bucket (created if missing)
+  --keep N       checkpoints of the schema and stream kept (default 3)
+`;
+
+/** `heapless checkpoint ...` as parsed. */
+export interface CheckpointArgs {
+  readonly data: string;
+  readonly servers: string[];
+  readonly bucket: string;
+  readonly keep: number;
+}
+
+/** Parses `argv` (after `checkpoint`). Throws HEAPLESS_ERR_USAGE. */
+export function parseCheckpointArgs(argv: readonly string[]): CheckpointArgs {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (e) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', (e as Error).message, { cause: e });
+  }
+  const { values, positionals } = parsed;
+  if (positionals[0] !== 'publish' || positionals.length !== 1)
+    throw new ActorError('HEAPLESS_ERR_USAGE', `unknown checkpoint command ${positionals.join(' ') || '(none)'}`);
+  const need = (name: string, v: string | undefined) => {
+    if (v === undefined) throw new ActorError('HEAPLESS_ERR_USAGE', `checkpoint publish needs --${name}`);
+    return v;
+  };
+  const keep = values.keep ?? '3';
+  if (!/^[1-9]\d*$/.test(keep) || !Number.isSafeInteger(Number(keep)))
+    throw new ActorError('HEAPLESS_ERR_USAGE', `--keep must be an integer >= 1, got ${keep}`);
+  if (values.nats === undefined) need('nats', undefined);
+  return {
+    data: need('data', values.data),
+    servers: values.nats!,
+    bucket: need('bucket', values.bucket),
+    keep: Number(keep),
+  };
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      data: { type: 'string' },
+      nats: { type: 'string', multiple: true },
+      bucket: { type: 'string' },
+      keep: { type: 'string' },
+    },
+  });
+}
+
+/**
+ * Runs the command; writes the manifest's summary as one JSON line to `out`. Throws the map's errors (a directory
+ * in use is HEAPLESS_ERR_LOCKED) and the replica's (ReplicaError: INVALID_ARGUMENT for a directory without the
+ * follower metadata, UNAVAILABLE...).
+ */
+export async function runCheckpointCommand(args: CheckpointArgs, out: (text: string) => void): Promise<void> {
+  const map = await OffHeapMap.open<string, unknown>({ dir: args.data });
+  try {
+    const nc = await connectToNats({ servers: args.servers });
+    try {
+      const store = await CheckpointStore.open(nc, { bucket: args.bucket });
+      const p = await publishMapCheckpoint(map, store, { dir: args.data, keep: args.keep });
+      const { id, schema, position, stream, totalBytes, files } = p.manifest;
+      out(
+        `${JSON.stringify({ id, schema, position, stream, totalBytes, files: files.length, pruned: p.pruned, checkpointMs: Math.round(p.checkpointMs), uploadMs: Math.round(p.uploadMs) })}\n`,
+      );
+    } finally {
+      await nc.close();
+    }
+  } finally {
+    await map.close();
+  }
+}

@@ -1,0 +1,216 @@
+// `heapless serve --follow` as real processes on a real nats-server: writes to one following server go through the
+// change stream, are answered once applied there (read-your-writes) and reach the other follower; /healthz and
+// /metrics report position, lag and caught-up; with NATS down reads go on and writes fail with UNAVAILABLE within
+// their timeout, and once it is back both servers converge with nothing lost.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { KvActor } from '@heapless/actor';
+import { connect, HeaplessError, type Remote } from '@heapless/client';
+import { pack, unpack } from 'msgpackr';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type NatsServers, startNatsServer } from './nats-server.js';
+import { type Child, cli, sample, startServe } from './serve-child.js';
+
+let nats: NatsServers;
+let work: string;
+const children: Child[] = [];
+beforeAll(async () => {
+  nats = await startNatsServer();
+  work = mkdtempSync(join(tmpdir(), 'heapless-e2e-follow-'));
+});
+afterAll(async () => {
+  for (const c of children) c.proc.kill('SIGKILL');
+  await Promise.all(children.map((c) => c.exited));
+  await nats.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** A following server on `stream`, data in `work/<name>`. */
+async function follower(name: string, stream: string, ...extra: string[]): Promise<Child> {
+  const child = await startServe([
+    '--data',
+    join(work, name),
+    '--follow',
+    nats.nodes[0]!.url,
+    '--stream',
+    stream,
+    '--write-timeout',
+    '2000',
+    ...extra,
+  ]);
+  children.push(child);
+  return child;
+}
+
+async function health(
+  c: Child,
+): Promise<{ ok: boolean; follower: { position: number; lag: number; caughtUp: boolean } }> {
+  return (await (await fetch(`${c.httpUrl}/healthz`)).json()) as never;
+}
+
+/** Resolves once `c` has applied `seq` (polled; the test's own timeout bounds it). */
+async function reaches(c: Child, seq: number): Promise<void> {
+  while ((await health(c)).follower.position < seq) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** The `listening` line's `follower` field: how the server got its data. */
+function startOf(c: Child): Record<string, unknown> {
+  return c.lines.find((l) => l.msg === 'listening')!.follower as Record<string, unknown>;
+}
+
+async function stop(c: Child): Promise<void> {
+  c.proc.kill('SIGTERM');
+  expect(await c.exited).toBe(0);
+}
+
+async function code(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof HeaplessError) return err.code;
+    throw err;
+  }
+  return 'resolved';
+}
+
+describe('heapless serve --follow', () => {
+  it('writes go through the stream, read-your-writes on the writer, and the other follower converges', async () => {
+    const a = await follower('rw-a', 'rw');
+    const b = await follower('rw-b', 'rw');
+    const ka: Remote<typeof KvActor> = await connect<typeof KvActor>(a.url);
+    const kb: Remote<typeof KvActor> = await connect<typeof KvActor>(b.url);
+    const model = new Map<string, unknown>();
+    let last = 0;
+    for (let i = 0; i < 300; i++) {
+      const key = `k${i % 37}`;
+      if (i % 7 === 3) {
+        await ka.delete(key);
+        model.delete(key);
+      } else if (i % 11 === 5) {
+        const r = await ka.batch([
+          { type: 'set', key, value: pack({ i }) },
+          { type: 'set', key: `${key}:b`, value: pack({ b: i }) },
+        ]);
+        last = r.sequence!;
+        model.set(key, { i });
+        model.set(`${key}:b`, { b: i });
+      } else {
+        await ka.set(key, pack({ i }));
+        model.set(key, { i });
+      }
+      // Read-your-writes on the server written to: the write was answered once applied there.
+      const got = await ka.get(key);
+      expect(got === undefined ? undefined : unpack(got)).toEqual(model.get(key));
+    }
+    const ha = await health(a);
+    expect(ha.follower.position).toBeGreaterThanOrEqual(last);
+    await reaches(b, ha.follower.position);
+    for (const [k, v] of model) expect(unpack((await kb.get(k))!)).toEqual(v);
+    expect(await kb.size()).toBe(model.size);
+    expect(await code(ka.setMeta('x', new Uint8Array([1])))).toBe('FORBIDDEN');
+    const metrics = await (await fetch(`${b.httpUrl}/metrics`)).text();
+    expect(sample(metrics, 'heapless_replica_position')).toBe(ha.follower.position);
+    expect(sample(metrics, 'heapless_replica_lag')).toBe(0);
+    expect(sample(metrics, 'heapless_replica_caught_up')).toBe(1);
+    expect((await health(b)).follower).toMatchObject({ caughtUp: true, lag: 0 });
+    ka.close();
+    kb.close();
+  });
+
+  it('NATS down: reads served, writes UNAVAILABLE; back up: writes go on and both converge', async () => {
+    const a = await follower('down-a', 'down');
+    const b = await follower('down-b', 'down');
+    const ka = await connect<typeof KvActor>(a.url);
+    const kb = await connect<typeof KvActor>(b.url);
+    for (let i = 0; i < 50; i++) await ka.set(`k${i}`, pack(i));
+    const before = (await health(a)).follower.position;
+    await reaches(b, before);
+    await nats.nodes[0]!.kill();
+    expect(unpack((await kb.get('k7'))!)).toBe(7);
+    expect(unpack((await ka.get('k49'))!)).toBe(49);
+    expect(await code(ka.set('k0', pack('lost?')))).toBe('UNAVAILABLE');
+    expect(await code(kb.batch([{ type: 'delete', key: 'k1' }]))).toBe('UNAVAILABLE');
+    expect((await health(a)).follower.caughtUp).toBe(false);
+    await nats.nodes[0]!.start();
+    // The client retries what failed; the log stores it once (or twice, which sets the same value).
+    for (;;) {
+      const c = await code(ka.set('k0', pack('after')));
+      if (c === 'resolved') break;
+      expect(c).toBe('UNAVAILABLE');
+    }
+    await kb.set('k50', pack(50));
+    const after = (await health(b)).follower.position;
+    await Promise.all([reaches(a, after), reaches(b, after)]);
+    for (const k of [ka, kb]) {
+      expect(unpack((await k.get('k0'))!)).toBe('after');
+      expect(unpack((await k.get('k50'))!)).toBe(50);
+      expect(await k.size()).toBe(51);
+    }
+    ka.close();
+    kb.close();
+  });
+
+  it('heapless checkpoint publish, then a fresh follower starts from it (its map image) and catches up', async () => {
+    const a = await follower('cp-a', 'cp');
+    const ka = await connect<typeof KvActor>(a.url);
+    for (let i = 0; i < 200; i++) await ka.set(`k${i}`, pack({ i }));
+    const at = (await health(a)).follower.position;
+    ka.close();
+    await stop(a);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      cli,
+      'checkpoint',
+      'publish',
+      '--data',
+      join(work, 'cp-a'),
+      '--nats',
+      nats.nodes[0]!.url,
+      '--bucket',
+      'cp-bucket',
+    ]);
+    const published = JSON.parse(stdout) as { id: string; position: number; schema: string; stream: string };
+    expect(published).toMatchObject({ position: at, schema: 'default', stream: 'cp' });
+    // More writes after the checkpoint, through a second server.
+    const b = await follower('cp-b', 'cp');
+    const kb = await connect<typeof KvActor>(b.url);
+    for (let i = 200; i < 250; i++) await kb.set(`k${i}`, pack({ i }));
+    const end = (await health(b)).follower.position;
+    kb.close();
+    const fresh = await follower('cp-fresh', 'cp', '--bucket', 'cp-bucket', '--max-replay', '10');
+    expect(startOf(fresh)).toMatchObject({
+      kind: 'checkpoint',
+      reason: 'no-local-data',
+      checkpointId: published.id,
+      position: at,
+      mapSource: 'image',
+    });
+    await reaches(fresh, end);
+    const kf = await connect<typeof KvActor>(fresh.url);
+    expect(await kf.size()).toBe(250);
+    expect(unpack((await kf.get('k249'))!)).toEqual({ i: 249 });
+    expect(unpack((await kf.get('k0'))!)).toEqual({ i: 0 });
+    kf.close();
+  });
+
+  it('checkpoint publish refuses a directory without follower metadata', async () => {
+    const dir = join(work, 'plain');
+    const s = await startServe(['--data', dir]);
+    children.push(s);
+    await stop(s);
+    const run = promisify(execFile)(process.execPath, [
+      cli,
+      'checkpoint',
+      'publish',
+      '--data',
+      dir,
+      '--nats',
+      nats.nodes[0]!.url,
+      '--bucket',
+      'cp-bucket',
+    ]);
+    await expect(run).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no follower position') });
+  });
+});

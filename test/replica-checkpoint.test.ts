@@ -104,6 +104,18 @@ describe('CheckpointStore', () => {
     expect(left.filter((name) => name.includes(oldest!.id))).toEqual([]);
     expect(await store.prune('b', 1)).toEqual([]);
     expect(await rejectionCode(store.prune('a', 0))).toBe('INVALID_ARGUMENT');
+    // A checkpoint listed, then deleted by another publisher's prune, is skipped by a walk over the list.
+    expect(await store.manifestIfPresent(oldest!)).toBeUndefined();
+    expect(await rejectionCode(store.manifest(oldest!))).toBe('CHECKPOINT_NOT_FOUND');
+    for (const position of [40, 50]) await store.upload(dir, { schema: 'a', position, stream: 's' });
+    const listed = await store.list('a');
+    expect(await store.prune('a', 1, { stream: 's' })).toHaveLength(1);
+    expect(await Promise.all(listed.map((c) => store.manifestIfPresent(c).then((m) => m?.position)))).toEqual([
+      50,
+      undefined,
+      30,
+      20,
+    ]);
   });
 
   it('a file object replaced by other bytes is CHECKPOINT_CORRUPT, and nothing is installed', async () => {

@@ -183,6 +183,19 @@ export class CheckpointStore {
   }
 
   /**
+   * {@link manifest}, or undefined for a checkpoint deleted since it was listed (another publisher's prune): a walk
+   * over `list()` skips it rather than failing.
+   */
+  async manifestIfPresent(checkpoint: { schema: string; id: string }): Promise<CheckpointManifest | undefined> {
+    try {
+      return await this.manifest(checkpoint);
+    } catch (err) {
+      if (err instanceof ReplicaError && err.code === 'CHECKPOINT_NOT_FOUND') return undefined;
+      throw err;
+    }
+  }
+
+  /**
    * Downloads a checkpoint into the directory `dest`, which must not exist (its parent must). The files are written
    * into a new sibling directory, each checked for its size and SHA-256 and fsynced, and that directory is renamed
    * to `dest` only when every file is right; on any failure it is removed and `dest` is left absent. Returns the
@@ -221,7 +234,7 @@ export class CheckpointStore {
     let candidates = await this.list(schema);
     if (options.stream !== undefined) {
       const ofStream: CheckpointSummary[] = [];
-      for (const c of candidates) if ((await this.manifest(c)).stream === options.stream) ofStream.push(c);
+      for (const c of candidates) if ((await this.manifestIfPresent(c))?.stream === options.stream) ofStream.push(c);
       candidates = ofStream;
     }
     const removed: string[] = [];

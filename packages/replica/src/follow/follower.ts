@@ -492,8 +492,8 @@ async function newestOf(
   stream: string,
 ): Promise<CheckpointSummary | undefined> {
   for (const summary of await store.list(schema)) {
-    const manifest = await store.manifest(summary);
-    if (manifest.stream === undefined || manifest.stream === stream) return summary;
+    const manifest = await store.manifestIfPresent(summary);
+    if (manifest !== undefined && (manifest.stream === undefined || manifest.stream === stream)) return summary;
   }
   return undefined;
 }

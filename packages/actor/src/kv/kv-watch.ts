@@ -55,6 +55,8 @@ export class KvWatch extends PushStream<KvChange> {
   /** Live changes waiting for the history or for the sink. */
   readonly #queue = new ChangeList();
   #ended = false;
+  /** An end that came before the sink (an overflow while the history loaded): sent when it opens. */
+  #pendingEnd: [ErrorCode, string] | null = null;
 
   constructor(hub: KvWatchHub, prefix: Uint8Array, start: number, max: number) {
     super();
@@ -99,9 +101,6 @@ export class KvWatch extends PushStream<KvChange> {
     if (this.#sink !== null) this.#sink.end(code, message);
     else this.#pendingEnd = [code, message];
   }
-
-  /** An end that came before the sink (an overflow while the history loaded): sent when it opens. */
-  #pendingEnd: [ErrorCode, string] | null = null;
 
   /** The open is reading the history (called by the hub before the read, so that live changes queue). */
   loading(): void {

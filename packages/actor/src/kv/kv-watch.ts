@@ -359,7 +359,11 @@ export class KvWatchHub {
       }
       w.offer(list, 0, list.count);
     }
-    if (generation !== this.#generation) return; // the last watch left while offered to
+    if (generation !== this.#generation) {
+      // The last watch left while offered to (an overflow): the log went with the subscription, and so does this wait.
+      this.#waiting = false;
+      return;
+    }
     log.dropFirst(upto);
     if (log.count > 0) this.#wait();
     else this.#waiting = false;
@@ -368,7 +372,13 @@ export class KvWatchHub {
   /** The map could not make the writes durable: every watch ends with the storage code. */
   #fail(generation: number, e: unknown): void {
     this.#waiting = false;
-    if (generation !== this.#generation) return;
+    if (generation !== this.#generation) {
+      if (this.#log.count > 0) {
+        this.#waiting = true;
+        this.#wait();
+      }
+      return;
+    }
     const err = storageError(e);
     for (const w of [...this.#watches]) w.end(err.code, err.message);
   }

@@ -2,12 +2,15 @@
 // scripts/system-deps.mjs) loads a page from another origin that uses @heapless/client's browser entry. A server
 // that allows no origin refuses it (and its data is untouched); one started with that origin allowed serves it over
 // WebSocket and HTTP, token included. The page also lays out a struct record, under a Content-Security-Policy without
-// 'unsafe-eval' (the client's views are closures, not generated code), byte for byte as the server's map does.
+// 'unsafe-eval' (the client's views are closures, not generated code), byte for byte as the server's map does. And it
+// watches a KV server: the typed client's async iterator over the WebSocket, and EventSource over SSE.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, extname, join, normalize } from 'node:path';
-import { Actor, type Published, publish, spawn } from '@heapless/actor';
+import { Actor, KvActor, kvRoutes, type Published, publish, spawn } from '@heapless/actor';
 import { connect } from '@heapless/client';
 import * as offheap from '@heapless/offheap';
 import { type Browser, chromium } from 'playwright-core';
@@ -66,6 +69,39 @@ try {
 } catch (e) {
   window.structRecord = { error: String(e) };
 }
+// A watch of 'b:' over the WebSocket while the page writes three keys, then the same changes by EventSource.
+window.tryWatch = async (wsUrl, httpUrl) => {
+  const kv = await connect(wsUrl, { reconnect: false, timeoutMs: 10000 });
+  const w = kv.watch('b:');
+  const { sequence } = await w.opened;
+  const bytes = (s) => new TextEncoder().encode(s);
+  await kv.set('b:1', bytes('one'));
+  await kv.set('a:1', bytes('not watched'));
+  await kv.batch([{ type: 'set', key: 'b:2', value: bytes('two') }, { type: 'delete', key: 'b:1' }]);
+  const ws = [];
+  for await (const [seq, key, value] of w) {
+    ws.push([seq > sequence, key, value === null ? null : new TextDecoder().decode(value)]);
+    if (ws.length === 3) break;
+  }
+  await kv.close();
+  const sse = await new Promise((resolve) => {
+    const got = [];
+    const es = new EventSource(httpUrl + '/v1/watch?prefix=b%3A&fromSequence=' + sequence);
+    es.addEventListener('change', (e) => {
+      const d = JSON.parse(e.data);
+      got.push([e.lastEventId === String(d.sequence), d.key, d.deleted === true]);
+      if (got.length === 3) {
+        es.close();
+        resolve(got);
+      }
+    });
+    es.onerror = () => {
+      es.close();
+      resolve({ error: 'EventSource failed' });
+    };
+  });
+  return { ws, sse };
+};
 window.ready = true;
 </script>`;
 
@@ -166,6 +202,42 @@ describe('the client in Chromium', () => {
       expect(got.read).toEqual([7, 'hé', [0, 513], '-3']);
     } finally {
       await tab.close();
+    }
+  });
+});
+
+describe('a KV watch in Chromium', () => {
+  it('iterates the changes over the WebSocket and receives them by EventSource', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-chromium-watch-'));
+    const map = await offheap.OffHeapMap.open<string, unknown>({ dir, threads: 1 });
+    const kvRef = spawn(new KvActor(map));
+    const server = await publish(kvRef, { routes: kvRoutes, streams: KvActor.streams, allowedOrigins: [origin] });
+    const tab = await browser.newPage();
+    try {
+      await tab.goto(`${origin}/`);
+      await tab.waitForFunction(() => (globalThis as unknown as { ready?: boolean }).ready === true);
+      const got = await tab.evaluate(
+        ([ws, http]) =>
+          (globalThis as unknown as { tryWatch: (...a: unknown[]) => Promise<unknown> }).tryWatch(ws, http),
+        [server.url, server.httpUrl] as const,
+      );
+      expect(got).toEqual({
+        ws: [
+          [true, 'b:1', 'one'],
+          [true, 'b:2', 'two'],
+          [true, 'b:1', null],
+        ],
+        sse: [
+          [true, 'b:1', false],
+          [true, 'b:2', false],
+          [true, 'b:1', true],
+        ],
+      });
+    } finally {
+      await tab.close();
+      await server.close();
+      await kvRef.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

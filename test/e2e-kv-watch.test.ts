@@ -309,6 +309,10 @@ describe('KV watch over the WebSocket', () => {
       const resumed = s.kv.watch('s:', { fromSequence: got[got.length - 1]![0] });
       await takeThrough(resumed, last, got);
       expect(got.map((c) => c[1])).toEqual(Array.from({ length: n }, (_, i) => `s:${String(i).padStart(6, '0')}`));
+      // The overflow ended the only watch while the hub was handing it a round: live changes still flow after it.
+      const after = await s.kv.setMany([['s:after', value]]);
+      await takeThrough(resumed, after.sequence!, got);
+      expect(got[got.length - 1]![1]).toBe('s:after');
       await resumed.return();
     } finally {
       raw.terminate();

@@ -44,7 +44,7 @@ describe('ChangeList', () => {
         fc.nat(),
         (changes, cutSeed) => {
           const a = new ChangeList();
-          changes.forEach(([k, v], i) => a.append(i * 3, Buffer.from(k), v ?? undefined));
+          for (const [i, [k, v]] of changes.entries()) a.append(i * 3, Buffer.from(k), v ?? undefined);
           const cut = changes.length === 0 ? 0 : cutSeed % (changes.length + 1);
           const b = new ChangeList();
           b.appendFrom(a, 0, a.count);

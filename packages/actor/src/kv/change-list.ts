@@ -10,8 +10,9 @@
  *   c4 n, c5 n16, c6 n32 + bytes | c0      value (bin), or nil for a delete
  */
 
-const INITIAL_BYTES = 64 * 1024;
-const INITIAL_CHANGES = 1024;
+/** Small: every watch has a queue that is empty while it keeps up; lists that fill grow by doubling. */
+const INITIAL_BYTES = 4096;
+const INITIAL_CHANGES = 64;
 /** The most a change adds to its key and value: array, sequence, str and bin headers. */
 const CHANGE_OVERHEAD = 1 + 9 + 5 + 5;
 

@@ -55,6 +55,8 @@ export class KvWatch extends PushStream<KvChange> {
   /** Live changes waiting for the history or for the sink. */
   readonly #queue = new ChangeList();
   #ended = false;
+  /** An end that came before the sink (an overflow while the history loaded): sent when it opens. */
+  #pendingEnd: [ErrorCode, string] | null = null;
 
   constructor(hub: KvWatchHub, prefix: Uint8Array, start: number, max: number) {
     super();
@@ -99,9 +101,6 @@ export class KvWatch extends PushStream<KvChange> {
     if (this.#sink !== null) this.#sink.end(code, message);
     else this.#pendingEnd = [code, message];
   }
-
-  /** An end that came before the sink (an overflow while the history loaded): sent when it opens. */
-  #pendingEnd: [ErrorCode, string] | null = null;
 
   /** The open is reading the history (called by the hub before the read, so that live changes queue). */
   loading(): void {
@@ -360,7 +359,11 @@ export class KvWatchHub {
       }
       w.offer(list, 0, list.count);
     }
-    if (generation !== this.#generation) return; // the last watch left while offered to
+    if (generation !== this.#generation) {
+      // The last watch left while offered to (an overflow): the log went with the subscription, and so does this wait.
+      this.#waiting = false;
+      return;
+    }
     log.dropFirst(upto);
     if (log.count > 0) this.#wait();
     else this.#waiting = false;
@@ -369,7 +372,13 @@ export class KvWatchHub {
   /** The map could not make the writes durable: every watch ends with the storage code. */
   #fail(generation: number, e: unknown): void {
     this.#waiting = false;
-    if (generation !== this.#generation) return;
+    if (generation !== this.#generation) {
+      if (this.#log.count > 0) {
+        this.#waiting = true;
+        this.#wait();
+      }
+      return;
+    }
     const err = storageError(e);
     for (const w of [...this.#watches]) w.end(err.code, err.message);
   }

@@ -221,7 +221,13 @@ export class CheckpointStore {
     let candidates = await this.list(schema);
     if (options.stream !== undefined) {
       const ofStream: CheckpointSummary[] = [];
-      for (const c of candidates) if ((await this.manifest(c)).stream === options.stream) ofStream.push(c);
+      for (const c of candidates) {
+        const manifest = await this.manifest(c).catch((err: unknown) => {
+          if (err instanceof ReplicaError && err.code === 'CHECKPOINT_NOT_FOUND') return undefined; // pruned meanwhile
+          throw err;
+        });
+        if (manifest?.stream === options.stream) ofStream.push(c);
+      }
       candidates = ofStream;
     }
     const removed: string[] = [];

@@ -128,7 +128,12 @@ interface Waiter {
  * map (the NATS connection stays the caller's).
  */
 export class Follower {
+  /** The last sequence applied and durable (what the map's metadata says after a crash). */
   private positionNow: number;
+  /** The last sequence applied to the map, its write maybe not durable yet. */
+  private appliedNow: number;
+  /** The durability of the last batch written. */
+  private durable: Promise<void> = Promise.resolve();
   private newestSeen: number;
   private consumer: ChangeConsumer | undefined;
   private readonly running: Promise<void>;
@@ -156,6 +161,7 @@ export class Follower {
     streamLast: number,
   ) {
     this.positionNow = start.position;
+    this.appliedNow = start.position;
     this.lastCheckpointAt = start.position;
     this.newestSeen = Math.max(streamLast, start.position);
     this.statusEvents = options.nc.status();
@@ -331,7 +337,12 @@ export class Follower {
     return publishMapCheckpoint(this.map, store, {
       dir: this.options.dir,
       keep: this.options.keepCheckpoints,
-      exclusive: (take) => this.exclusive(take),
+      // The engine checkpoint must hold the last batch written: its WAL record, once durable.
+      exclusive: (take) =>
+        this.exclusive(async () => {
+          await this.durable;
+          return take();
+        }),
     });
   }
 
@@ -351,6 +362,7 @@ export class Follower {
     await this.running;
     await this.checkpointing?.catch(() => {});
     await this.lock.catch(() => {});
+    await this.durable.catch(() => {});
     this.rejectWaiters(new ReplicaError('CLOSED', 'the follower is closed'));
     await this.map.close();
   }
@@ -372,7 +384,7 @@ export class Follower {
       try {
         this.consumer = await consumeChanges(this.options.nc, {
           stream: this.options.stream,
-          after: this.positionNow,
+          after: this.appliedNow,
           schema: this.options.schema,
           handler: (batch) => this.exclusive(() => this.apply(batch)),
           maxBatchMessages: this.options.maxBatchMessages,
@@ -387,18 +399,22 @@ export class Follower {
           await this.pause(RESTART_PAUSE_MS);
           continue;
         }
-        this.failed = err;
-        this.options.log?.warn({ err: (err as Error).message, position: this.positionNow }, 'follower stopped');
-        this.rejectWaiters(err);
+        this.fail(err);
         return;
       }
     }
   }
 
-  /** Applies one batch and its new position in one atomic write; messages at or below the position are skipped. */
+  /**
+   * Applies one batch and its new position in one atomic write; messages at or below the position are skipped. The
+   * write is in the map and handed to the engine when this returns; its durability is awaited by the next batch
+   * (so the reader decodes the next pull meanwhile, and at most one batch waits for the WAL), and only then does
+   * `position` move and do writers waiting for it get their answer.
+   */
   private async apply(batch: ChangeBatch): Promise<void> {
+    await this.durable;
     const b = this.map.batch();
-    let last = this.positionNow;
+    let last = this.appliedNow;
     const fresh = batch.messages[0]!.seq > last ? batch.messages : batch.messages.filter((m) => m.seq > last);
     for (const m of fresh) {
       for (const c of m.changes) {
@@ -412,12 +428,25 @@ export class Follower {
     if (applied === 0) return;
     this.options.onBatch?.(fresh, b);
     addFollowerMeta(b, last, this.options.schema, this.options.stream);
-    await b.write();
-    this.positionNow = last;
-    this.appliedTotal += applied;
-    this.rateWindow.push({ at: performance.now(), applied });
-    this.resolveWaiters();
-    this.maybeCheckpoint();
+    const written = b.write();
+    this.appliedNow = last;
+    this.durable = written.then(() => {
+      this.positionNow = last;
+      this.appliedTotal += applied;
+      this.rateWindow.push({ at: performance.now(), applied });
+      this.resolveWaiters();
+      this.maybeCheckpoint();
+    });
+    // A failed write stops the follower even when no batch follows to see it.
+    this.durable.catch((err: unknown) => this.fail(err));
+  }
+
+  private fail(err: unknown): void {
+    if (this.failed !== undefined || this.stopping) return;
+    this.failed = err;
+    this.options.log?.warn({ err: (err as Error).message, position: this.positionNow }, 'follower stopped');
+    this.rejectWaiters(err);
+    void this.consumer?.close();
   }
 
   /** Runs `f` after the apply or checkpoint in flight, and before the next. */
@@ -492,8 +521,11 @@ async function newestOf(
   stream: string,
 ): Promise<CheckpointSummary | undefined> {
   for (const summary of await store.list(schema)) {
-    const manifest = await store.manifest(summary);
-    if (manifest.stream === undefined || manifest.stream === stream) return summary;
+    const manifest = await store.manifest(summary).catch((err: unknown) => {
+      if (isReplicaError(err, 'CHECKPOINT_NOT_FOUND')) return undefined; // pruned since the listing
+      throw err;
+    });
+    if (manifest !== undefined && (manifest.stream === undefined || manifest.stream === stream)) return summary;
   }
   return undefined;
 }

@@ -259,6 +259,27 @@ describe('Follower', () => {
     await fresh.close();
   });
 
+  it('a message of another schema stops the follower at the message before it; reads go on', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 20, 37);
+    const f = await follow('stopped', stream);
+    await writer.write(30);
+    await f.waitCaughtUp();
+    const other = new ModelWriter(servers.nc, stream, 'v9', 20, 41);
+    await other.write(1);
+    const bad = other.lastSeq;
+    await expect(f.waitFor(bad)).rejects.toMatchObject({ code: 'SCHEMA_MISMATCH' });
+    expect(f.position).toBe(bad - 1);
+    expect(f.status()).toMatchObject({ caughtUp: false, failure: expect.stringContaining('schema') });
+    expect(mapHex(f.map)).toEqual(modelHex(writer.model)); // still readable, as of the last message applied
+    await f.close();
+    // A restart stops at the same message again: it is never skipped.
+    const again = await follow('stopped', stream);
+    await expect(again.waitFor(bad)).rejects.toMatchObject({ code: 'SCHEMA_MISMATCH' });
+    expect(readFollowerState(again.map).position).toBe(bad - 1);
+    await again.close();
+  });
+
   it('refuses a directory that holds records but no follower position', async () => {
     const stream = await newStream();
     const other = await OffHeapMap.open<string, unknown>({ dir: join(work, 'not-a-follower') });

@@ -380,7 +380,7 @@ export class Follower {
 
   /** Reads the stream until close or a failure that retrying cannot mend. */
   private async run(): Promise<void> {
-    while (!this.stopping) {
+    while (!this.stopping && this.failed === undefined) {
       try {
         this.consumer = await consumeChanges(this.options.nc, {
           stream: this.options.stream,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { KvActor } from '@heapless/actor';
 import { connect, HeaplessError, type Remote } from '@heapless/client';
+import { ChangePublisher, connectToNats, setChange } from '@heapless/replica';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsServers, startNatsServer } from './nats-server.js';
@@ -212,5 +213,35 @@ describe('heapless serve --follow', () => {
       'cp-bucket',
     ]);
     await expect(run).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no follower position') });
+  });
+
+  it('a stream it cannot follow: the server does not start, or with --serve-stale serves reads and says why', async () => {
+    const stream = 'stale';
+    const writer = await follower('stale-writer', stream);
+    const kw = await connect<typeof KvActor>(writer.url);
+    for (let i = 0; i < 5; i++) await kw.set(`k${i}`, pack(i));
+    kw.close();
+    await stop(writer);
+    // A producer of another schema writes to the same stream.
+    const nc = await connectToNats({ servers: nats.urls });
+    await new ChangePublisher(nc, { stream, schema: 'other' }).publish([setChange('x', pack('x'))]);
+    await nc.close();
+    await expect(follower('stale-writer', stream)).rejects.toThrow(/SCHEMA_MISMATCH|schema 'other'/);
+    const stale = await follower('stale-writer', stream, '--serve-stale');
+    // It listens at once; it stops at the message of the other schema soon after.
+    type Status = { caughtUp: boolean; failure: string | null; position: number };
+    let h = (await health(stale)).follower as unknown as Status;
+    while (h.failure === null) {
+      await new Promise((r) => setTimeout(r, 50));
+      h = (await health(stale)).follower as unknown as Status;
+    }
+    expect(h.position).toBe(5);
+    expect(h.caughtUp).toBe(false);
+    expect(h.failure).toMatch(/schema/);
+    const k = await connect<typeof KvActor>(stale.url);
+    expect(await k.size()).toBe(5);
+    expect(unpack((await k.get('k4'))!)).toBe(4);
+    expect(await code(k.set('k0', pack('no')))).toBe('UNAVAILABLE');
+    k.close();
   });
 });

@@ -47,14 +47,7 @@ export {
 } from './checkpoint-store.js';
 export { type ConnectOptions, connectToNats } from './connect.js';
 export { isReplicaError, REPLICA_ERRORS, ReplicaError, type ReplicaErrorCode } from './errors.js';
-export {
-  DEFAULT_MAX_REPLAY,
-  Follower,
-  type FollowerLog,
-  type FollowerOptions,
-  type FollowerStart,
-  type FollowerStatus,
-} from './follow/follower.js';
+export { Follower } from './follow/follower.js';
 export {
   addFollowerMeta,
   type FollowerState,
@@ -64,6 +57,13 @@ export {
   META_STREAM,
   readFollowerState,
 } from './follow/follower-meta.js';
+export {
+  DEFAULT_MAX_REPLAY,
+  type FollowerLog,
+  type FollowerOptions,
+  type FollowerStart,
+  type FollowerStatus,
+} from './follow/follower-options.js';
 export type { MapOpenOptions } from './follow/local-data.js';
 export {
   DEFAULT_KEEP_CHECKPOINTS,

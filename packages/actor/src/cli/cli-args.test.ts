@@ -105,6 +105,47 @@ const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
   ['serve --compression brotli', {}, '--compression must be one of none, snappy, lz4, zstd, deflate, got brotli'],
   ['serve --num-levels x', {}, '--num-levels must be an integer >= 0, got x'],
   ['serve --block-cache-size 1.5', {}, '--block-cache-size must be an integer >= 0, got 1.5'],
+  [
+    'serve --follow nats://127.0.0.1:4222 --stream users --schema v2 --max-replay 0 --bucket cps --serve-stale --checkpoint-every 1000 --keep-checkpoints 2 --write-timeout 900',
+    {},
+    {
+      follow: {
+        servers: ['nats://127.0.0.1:4222'],
+        stream: 'users',
+        schema: 'v2',
+        maxReplay: 0,
+        bucket: 'cps',
+        serveStale: true,
+        checkpointEvery: 1000,
+        keepCheckpoints: 2,
+        writeTimeoutMs: 900,
+      },
+    },
+  ],
+  [
+    'serve --follow nats://a:1 --follow nats://b:2 --stream s',
+    {},
+    {
+      follow: {
+        servers: ['nats://a:1', 'nats://b:2'],
+        stream: 's',
+        schema: 'default',
+        maxReplay: undefined,
+        bucket: undefined,
+        serveStale: false,
+        checkpointEvery: undefined,
+        keepCheckpoints: undefined,
+        writeTimeoutMs: 5000,
+      },
+    },
+  ],
+  ['serve --follow nats://a:1', {}, '--follow needs --stream NAME'],
+  ['serve --follow http://a:1 --stream s', {}, '--follow takes nats://HOST:PORT, got http://a:1'],
+  ['serve --follow nats://a:1 --stream s --memory', {}, '--follow needs a data directory'],
+  ['serve --stream s', {}, '--stream goes with --follow'],
+  ['serve --follow nats://a:1 --stream s --checkpoint-every 10', {}, '--checkpoint-every needs --bucket'],
+  ['serve --follow nats://a:1 --stream s --max-replay 1e3', {}, '--max-replay must be an integer >= 0, got 1e3'],
+  ['serve --follow nats://a:1 --stream s --write-timeout 0', {}, '--write-timeout must be an integer >= 1, got 0'],
 ];
 
 describe('parseCli', () => {

@@ -24,6 +24,9 @@ export class LogWriteSink implements WriteSink {
   ) {}
 
   async write(ops: readonly SinkOp[]): Promise<{ sequence: number }> {
+    // A follower that stopped would never apply the write: do not put it in the log for the others alone.
+    const failure = this.follower.failure;
+    if (failure !== undefined) throw wireError(failure, 'this server stopped following its change stream');
     const started = performance.now();
     let seq: number;
     try {

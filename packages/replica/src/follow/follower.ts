@@ -9,112 +9,25 @@
  * meanwhile. An error that makes the stream impossible to follow (a purge past the position, a malformed message,
  * another schema) stops the follower: `failure` holds it and writes waiting for a position reject with it.
  */
-import type { MapBatch, OffHeapMap } from '@heapless/offheap';
-import type { NatsConnection } from '@nats-io/nats-core';
+import type { OffHeapMap } from '@heapless/offheap';
 import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change-consumer.js';
-import { checkName, checkSchemaId } from '../change-format.js';
-import type { ChangeMessage } from '../change-message.js';
 import { readStreamPosition } from '../change-stream.js';
-import type { CheckpointStore, CheckpointSummary } from '../checkpoint-store.js';
 import { isReplicaError, ReplicaError } from '../errors.js';
-import { addFollowerMeta, type FollowerState, readFollowerState } from './follower-meta.js';
+import { addFollowerMeta } from './follower-meta.js';
+import { openFollowerData } from './follower-open.js';
 import {
-  dropLocalData,
-  exists,
-  installCheckpoint,
-  type MapOpenOptions,
-  openMap,
-  removeLeftovers,
-} from './local-data.js';
+  type FollowerOptions,
+  type FollowerSettings,
+  type FollowerStart,
+  type FollowerStatus,
+  followerSettings,
+} from './follower-options.js';
 import { type PublishedCheckpoint, publishMapCheckpoint } from './publish-checkpoint.js';
-import { planStart, reloadReason, type StartPlan } from './start-plan.js';
 
-/** Default most messages replayed at start before the newest checkpoint is loaded instead. */
-export const DEFAULT_MAX_REPLAY = 100_000;
 /** Pause before the reader is started again after NATS could not be reached. */
 const RESTART_PAUSE_MS = 250;
 /** The apply rate is the messages applied over the last window of this length. */
 const RATE_WINDOW_MS = 5_000;
-
-/** Options of {@link Follower.open}. */
-export interface FollowerOptions {
-  /** The NATS connection; the caller owns it and closes it after the follower. */
-  readonly nc: NatsConnection;
-  /** The map's data directory. */
-  readonly dir: string;
-  /** The change stream followed. */
-  readonly stream: string;
-  /** The schema id of the values followed; local data or messages of another are not applied. */
-  readonly schema: string;
-  /** Most messages replayed at start; a longer lag loads the newest checkpoint if it is ahead. Default 100,000. */
-  readonly maxReplay?: number;
-  /** Where checkpoints are loaded from and published to; without it the follower only replays. */
-  readonly checkpoints?: CheckpointStore;
-  /** Publish a checkpoint after every this many messages applied (needs `checkpoints`); default never. */
-  readonly checkpointEvery?: number;
-  /** Checkpoints kept per schema when publishing; default 3. */
-  readonly keepCheckpoints?: number;
-  /** How the map is opened (sync, engine tuning, images); not its directory. */
-  readonly map?: MapOpenOptions;
-  /** Most messages per applied batch; default 256. */
-  readonly maxBatchMessages?: number;
-  /** How long one pull waits for messages (and so how fast a lost node is noticed); default 5 s. */
-  readonly fetchExpiresMs?: number;
-  /**
-   * Called with the messages of each batch (those above the stored position) before they are written, with the
-   * map batch they are written in: what it adds (derived records, metadata) is applied atomically with them, and
-   * so exactly once per message.
-   */
-  readonly onBatch?: (messages: readonly ChangeMessage[], write: MapBatch<string, unknown>) => void;
-  /** Told about what the follower does (start decision, checkpoint loaded or published, outages). */
-  readonly log?: FollowerLog;
-}
-
-/** Where a follower reports what it does; pino's logger fits. */
-export interface FollowerLog {
-  info(details: object, message: string): void;
-  warn(details: object, message: string): void;
-}
-
-/** How the follower got its data at open. */
-export interface FollowerStart {
-  /** `resume`: its local data; `checkpoint`: a downloaded checkpoint; `replay`: from the stream's start. */
-  readonly kind: StartPlan['kind'];
-  /** Why the local data was not used, if it was not. */
-  readonly reason: string | null;
-  /** The checkpoint loaded, if one was. */
-  readonly checkpointId: string | null;
-  /** The position the follower started consuming after. */
-  readonly position: number;
-  /** How the map was loaded: 'image' (no scan), 'scan' or 'memory'; and writes replayed onto the image. */
-  readonly mapSource: string;
-  readonly mapReplayed: number;
-  /** Milliseconds of the checkpoint's download, when one was loaded. */
-  readonly downloadMs: number | null;
-  /** Milliseconds from `open` to consuming. */
-  readonly ms: number;
-}
-
-/** A follower's state now, for `/healthz` and `/metrics`. */
-export interface FollowerStatus {
-  readonly stream: string;
-  readonly schema: string;
-  /** The last sequence applied. */
-  readonly position: number;
-  /** Messages known to be in the stream after the position (the newest sequence seen minus the position). */
-  readonly lag: number;
-  /** Whether the follower has applied everything the stream held when it last heard from it, and is reading. */
-  readonly caughtUp: boolean;
-  /** Messages applied per second over the last few seconds. */
-  readonly applyRate: number;
-  /** Messages applied since open. */
-  readonly applied: number;
-  /** Why reading is interrupted now (NATS unreachable...), or null. */
-  readonly lastError: string | null;
-  /** The error that stopped the follower for good, or null. */
-  readonly failure: string | null;
-  readonly start: FollowerStart;
-}
 
 interface Waiter {
   readonly seq: number;
@@ -128,7 +41,12 @@ interface Waiter {
  * map (the NATS connection stays the caller's).
  */
 export class Follower {
+  /** The last sequence applied and durable (what the map's metadata says after a crash). */
   private positionNow: number;
+  /** The last sequence applied to the map, its write maybe not durable yet. */
+  private appliedNow: number;
+  /** The durability of the last batch written. */
+  private durable: Promise<void> = Promise.resolve();
   private newestSeen: number;
   private consumer: ChangeConsumer | undefined;
   private readonly running: Promise<void>;
@@ -149,13 +67,13 @@ export class Follower {
   private constructor(
     /** The map followed; readable by anyone, written only by the follower. Closed by {@link close}. */
     readonly map: OffHeapMap<string, unknown>,
-    private readonly options: Required<Pick<FollowerOptions, 'maxReplay' | 'keepCheckpoints' | 'maxBatchMessages'>> &
-      FollowerOptions,
+    private readonly options: FollowerSettings,
     /** How the follower started. */
     readonly start: FollowerStart,
     streamLast: number,
   ) {
     this.positionNow = start.position;
+    this.appliedNow = start.position;
     this.lastCheckpointAt = start.position;
     this.newestSeen = Math.max(streamLast, start.position);
     this.statusEvents = options.nc.status();
@@ -171,79 +89,9 @@ export class Follower {
    * UNAVAILABLE (no usable local data and NATS cannot be reached), CHECKPOINT_CORRUPT, the map's open errors.
    */
   static async open(options: FollowerOptions): Promise<Follower> {
-    const started = performance.now();
-    const settings = {
-      ...options,
-      maxReplay: nonNegative('maxReplay', options.maxReplay ?? DEFAULT_MAX_REPLAY),
-      keepCheckpoints: positive('keepCheckpoints', options.keepCheckpoints ?? 3),
-      maxBatchMessages: positive('maxBatchMessages', options.maxBatchMessages ?? 256),
-    };
-    checkName('a stream name', options.stream);
-    checkSchemaId(options.schema);
-    if (options.checkpointEvery !== undefined) {
-      positive('checkpointEvery', options.checkpointEvery);
-      if (options.checkpoints === undefined)
-        throw new ReplicaError('INVALID_ARGUMENT', 'checkpointEvery needs a checkpoint store (checkpoints)');
-    }
-    const mapOptions = options.map ?? {};
-    await removeLeftovers(options.dir);
-    let map = (await exists(options.dir)) ? await openMap(options.dir, mapOptions) : undefined;
-    try {
-      const local = map === undefined ? emptyState() : readFollowerState(map);
-      if (map !== undefined && local.position === undefined && map.size > 0)
-        throw new ReplicaError(
-          'INVALID_ARGUMENT',
-          `${options.dir} holds ${map.size} records and no follower position: not a follower's data directory`,
-        );
-      const streamPosition = await readStreamPosition(options.nc, options.stream).catch((err: unknown) => {
-        if (isReplicaError(err, 'UNAVAILABLE') && local.position !== undefined) return undefined;
-        throw err;
-      });
-      const facts = {
-        local,
-        schema: options.schema,
-        stream: options.stream,
-        streamPosition,
-        maxReplay: settings.maxReplay,
-      };
-      // The checkpoints are asked for only when the local data will not do.
-      const newest =
-        options.checkpoints === undefined || streamPosition === undefined || reloadReason(facts) === undefined
-          ? undefined
-          : await newestOf(options.checkpoints, options.schema, options.stream);
-      const plan = planStart({ ...facts, newest });
-      options.log?.info({ plan, local }, `follower start: ${plan.kind}`);
-      let downloadMs: number | null = null;
-      if (plan.kind !== 'resume') {
-        await map?.close();
-        map = undefined;
-        if (plan.kind === 'checkpoint') {
-          const installed = await installCheckpoint(options.checkpoints!, newest!, options.dir, mapOptions);
-          map = installed.map;
-          downloadMs = installed.downloadMs;
-        } else {
-          await dropLocalData(options.dir);
-          map = await openMap(options.dir, mapOptions);
-        }
-      }
-      map ??= await openMap(options.dir, mapOptions);
-      const position = plan.kind === 'replay' ? 0 : plan.position;
-      const open = map.openStats;
-      const start: FollowerStart = {
-        kind: plan.kind,
-        reason: plan.kind === 'resume' ? null : plan.reason,
-        checkpointId: plan.kind === 'checkpoint' ? plan.checkpointId : null,
-        position,
-        mapSource: open.source,
-        mapReplayed: open.replayed,
-        downloadMs,
-        ms: performance.now() - started,
-      };
-      return new Follower(map, settings, start, streamPosition?.lastSeq ?? position);
-    } catch (err) {
-      await map?.close();
-      throw err;
-    }
+    const settings = followerSettings(options);
+    const opened = await openFollowerData(settings);
+    return new Follower(opened.map, settings, opened.start, opened.streamLast);
   }
 
   /** The last stream sequence applied (and stored with the records). */
@@ -331,7 +179,12 @@ export class Follower {
     return publishMapCheckpoint(this.map, store, {
       dir: this.options.dir,
       keep: this.options.keepCheckpoints,
-      exclusive: (take) => this.exclusive(take),
+      // The engine checkpoint must hold the last batch written: its WAL record, once durable.
+      exclusive: (take) =>
+        this.exclusive(async () => {
+          await this.durable;
+          return take();
+        }),
     });
   }
 
@@ -351,6 +204,7 @@ export class Follower {
     await this.running;
     await this.checkpointing?.catch(() => {});
     await this.lock.catch(() => {});
+    await this.durable.catch(() => {});
     this.rejectWaiters(new ReplicaError('CLOSED', 'the follower is closed'));
     await this.map.close();
   }
@@ -368,11 +222,11 @@ export class Follower {
 
   /** Reads the stream until close or a failure that retrying cannot mend. */
   private async run(): Promise<void> {
-    while (!this.stopping) {
+    while (!this.stopping && this.failed === undefined) {
       try {
         this.consumer = await consumeChanges(this.options.nc, {
           stream: this.options.stream,
-          after: this.positionNow,
+          after: this.appliedNow,
           schema: this.options.schema,
           handler: (batch) => this.exclusive(() => this.apply(batch)),
           maxBatchMessages: this.options.maxBatchMessages,
@@ -387,18 +241,22 @@ export class Follower {
           await this.pause(RESTART_PAUSE_MS);
           continue;
         }
-        this.failed = err;
-        this.options.log?.warn({ err: (err as Error).message, position: this.positionNow }, 'follower stopped');
-        this.rejectWaiters(err);
+        this.fail(err);
         return;
       }
     }
   }
 
-  /** Applies one batch and its new position in one atomic write; messages at or below the position are skipped. */
+  /**
+   * Applies one batch and its new position in one atomic write; messages at or below the position are skipped. The
+   * write is in the map and handed to the engine when this returns; its durability is awaited by the next batch
+   * (so the reader decodes the next pull meanwhile, and at most one batch waits for the WAL), and only then does
+   * `position` move and do writers waiting for it get their answer.
+   */
   private async apply(batch: ChangeBatch): Promise<void> {
+    await this.durable;
     const b = this.map.batch();
-    let last = this.positionNow;
+    let last = this.appliedNow;
     const fresh = batch.messages[0]!.seq > last ? batch.messages : batch.messages.filter((m) => m.seq > last);
     for (const m of fresh) {
       for (const c of m.changes) {
@@ -412,12 +270,25 @@ export class Follower {
     if (applied === 0) return;
     this.options.onBatch?.(fresh, b);
     addFollowerMeta(b, last, this.options.schema, this.options.stream);
-    await b.write();
-    this.positionNow = last;
-    this.appliedTotal += applied;
-    this.rateWindow.push({ at: performance.now(), applied });
-    this.resolveWaiters();
-    this.maybeCheckpoint();
+    const written = b.write();
+    this.appliedNow = last;
+    this.durable = written.then(() => {
+      this.positionNow = last;
+      this.appliedTotal += applied;
+      this.rateWindow.push({ at: performance.now(), applied });
+      this.resolveWaiters();
+      this.maybeCheckpoint();
+    });
+    // A failed write stops the follower even when no batch follows to see it.
+    this.durable.catch((err: unknown) => this.fail(err));
+  }
+
+  private fail(err: unknown): void {
+    if (this.failed !== undefined || this.stopping) return;
+    this.failed = err;
+    this.options.log?.warn({ err: (err as Error).message, position: this.positionNow }, 'follower stopped');
+    this.rejectWaiters(err);
+    void this.consumer?.close();
   }
 
   /** Runs `f` after the apply or checkpoint in flight, and before the next. */
@@ -480,36 +351,4 @@ export class Follower {
       this.wake = done;
     });
   }
-}
-
-/**
- * The newest checkpoint of `schema` taken from `stream` (or from a stream its publisher did not name): a bucket
- * meant for one stream may still hold another's, whose position means nothing here.
- */
-async function newestOf(
-  store: CheckpointStore,
-  schema: string,
-  stream: string,
-): Promise<CheckpointSummary | undefined> {
-  for (const summary of await store.list(schema)) {
-    const manifest = await store.manifestIfPresent(summary);
-    if (manifest !== undefined && (manifest.stream === undefined || manifest.stream === stream)) return summary;
-  }
-  return undefined;
-}
-
-function emptyState(): FollowerState {
-  return { position: undefined, schema: undefined, stream: undefined, checkpoint: undefined };
-}
-
-function positive(name: string, v: number): number {
-  if (!Number.isSafeInteger(v) || v < 1)
-    throw new ReplicaError('INVALID_ARGUMENT', `${name} must be a positive integer, got ${v}`);
-  return v;
-}
-
-function nonNegative(name: string, v: number): number {
-  if (!Number.isSafeInteger(v) || v < 0)
-    throw new ReplicaError('INVALID_ARGUMENT', `${name} must be a non-negative integer, got ${v}`);
-  return v;
 }

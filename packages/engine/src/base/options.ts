@@ -28,7 +28,11 @@ export interface EngineOptions {
   errorIfExists?: boolean;
   /** Bytes a memtable holds before it is frozen and flushed to a level-0 table. Default 4 MiB. */
   writeBufferSize?: number;
-  /** Uncompressed size of a table's data block. Default 4096. */
+  /**
+   * Uncompressed size of a table's data block. Default 4096, or {@link ZSTD_BLOCK_SIZE} (16 KiB) when `compression`
+   * is 'zstd': zstd describes its entropy coding anew in every block, about 1% of a 4 KiB block, which bigger blocks
+   * spread thinner (on seed 002's documents, 83% of the plain bytes at 4 KiB, 81% at 16 KiB, RocksDB's zstd 82%).
+   */
   blockSize?: number;
   /** Keys between restart points in a block. Default 16. */
   blockRestartInterval?: number;
@@ -89,6 +93,9 @@ export interface EngineOptions {
 
 export type ResolvedOptions = Readonly<Required<EngineOptions>>;
 
+/** The default `blockSize` of zstd tables (see the option): RocksDB deployments that choose zstd commonly use it. */
+export const ZSTD_BLOCK_SIZE = 16 * 1024;
+
 const DEFAULTS: ResolvedOptions = {
   createIfMissing: true,
   errorIfExists: false,
@@ -133,6 +140,7 @@ export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
     if (!(k in DEFAULTS)) throw invalidArgument(`unknown option ${k}`);
     (o as Record<string, unknown>)[k] = v;
   }
+  if (options.blockSize === undefined && o.compression === 'zstd') o.blockSize = ZSTD_BLOCK_SIZE;
   for (const k of [
     'createIfMissing',
     'errorIfExists',

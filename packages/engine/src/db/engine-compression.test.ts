@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../base/errors.js';
-import type { Compression } from '../base/options.js';
+import { type Compression, resolveOptions, ZSTD_BLOCK_SIZE } from '../base/options.js';
 import { TableReader } from '../table/table-reader.js';
 import { Engine } from './engine.js';
 
@@ -35,6 +35,25 @@ async function contents(db: Engine): Promise<Map<string, string>> {
 }
 
 describe('engine compression', () => {
+  it('zstd tables default to 16 KiB blocks, other codecs to 4 KiB; a blockSize given is kept', async () => {
+    expect(resolveOptions({ compression: 'zstd' }).blockSize).toBe(ZSTD_BLOCK_SIZE);
+    expect(resolveOptions({ compression: 'zstd', blockSize: 4096 }).blockSize).toBe(4096);
+    expect(resolveOptions({}).blockSize).toBe(4096);
+    expect(resolveOptions({ compression: 'lz4' }).blockSize).toBe(4096);
+    if (!zstdWritable) return;
+    // The tables say it too: the same entries take a quarter of the blocks.
+    const blocks: number[] = [];
+    for (const options of [{ compression: 'zstd' }, { compression: 'zstd', blockSize: 4096 }] as const) {
+      const db = await Engine.open(join(dir, options.compression + blocks.length), options);
+      for (let i = 0; i < 2000; i++) await db.put(`key${String(i).padStart(5, '0')}`, `value ${i} `.repeat(10));
+      await db.flush();
+      blocks.push(db.tableProperties().reduce((n, t) => n + t.properties.dataBlocks, 0));
+      await db.close();
+    }
+    expect(blocks[0]).toBeGreaterThan(0);
+    expect(blocks[0]! * 3).toBeLessThan(blocks[1]!);
+  });
+
   it('a database written with one codec after another reads under any default, and compaction rewrites it with the current one', async () => {
     // No compaction until the end: the tables of each codec stay as they were written.
     const noCompaction = { level0CompactionTrigger: 100, level0SlowdownTrigger: 100, level0StopTrigger: 100 };

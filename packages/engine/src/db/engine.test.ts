@@ -85,6 +85,25 @@ describe('Engine', () => {
     await db.close();
   });
 
+  it('getSync hands out values the caller owns, from tables and memtables, whatever it does with the key buffer', async () => {
+    const db = await Engine.open(dir);
+    for (const compression of ['table', 'memtable']) {
+      for (let i = 0; i < 200; i++) await db.put(`k${i}`, `${compression} value ${i}`);
+      if (compression === 'table') await db.flush();
+      // Twice per key (the second read comes from the block cache), with keys of other lengths between.
+      for (const i of [7, 7, 150, 7]) {
+        const v = db.getSync(`k${i}`)!;
+        expect(str(v)).toBe(`${compression} value ${i}`);
+        expect(v.byteOffset).toBe(0);
+        expect(v.buffer.byteLength).toBe(v.length);
+        v.fill(0x21);
+      }
+      expect(str(db.getSync('k7'))).toBe(`${compression} value 7`);
+      expect(str(db.getSync('k150'))).toBe(`${compression} value 150`);
+    }
+    await db.close();
+  });
+
   it('getMany answers in the order asked', async () => {
     const db = await Engine.open(dir);
     await db.write(['c', 'a', 'b'].map((k) => ({ type: 'put' as const, key: k, value: k.toUpperCase() })));

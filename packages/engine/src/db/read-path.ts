@@ -50,6 +50,8 @@ export class ReadPath {
   private readonly iterators = new Set<EngineIterator>();
   private closing = false;
   private keyScratch = Buffer.allocUnsafe(256);
+  /** keyScratch[0..keyView.length), reused while string keys keep one length: no view allocated per get. */
+  private keyView: Uint8Array = this.keyScratch.subarray(0, 0);
 
   constructor(
     versions: VersionSet,
@@ -64,7 +66,7 @@ export class ReadPath {
     this.obsolete = obsolete;
     this.tables = {
       get: (f: FileMetaData, userKey: Uint8Array, seq: number, hash: number): GetResult =>
-        tableCache.get(f.number, f.size).get(userKey, seq, hash),
+        tableCache.get(f.number, f.size).get(userKey, seq, hash, true),
       iterator: (f: FileMetaData, fillCache?: boolean): InternalIterator =>
         tableCache.get(f.number, f.size).iterator({ fillCache }),
     };
@@ -107,15 +109,19 @@ export class ReadPath {
       return mem.bytes.slice(mem.valueOffset, mem.valueOffset + mem.valueLength);
     }
     if (m === LookupResult.Deleted) return undefined;
+    // The tables' get copies the value out of its block (`tables.get` above).
     const t = this.versions.current.get(k, seq, this.tables, hash);
-    return t === undefined || t === DELETED ? undefined : t.slice();
+    return t === undefined || t === DELETED ? undefined : t;
   }
 
-  /** The bytes of `key`, in a scratch buffer for a string key: valid until the next call. */
+  /** The bytes of `key`, in a scratch buffer for a string key: valid until the next call (nothing may keep them). */
   private keyBytes(key: Bytes): Uint8Array {
     if (typeof key === 'string') {
       const n = key.length;
-      if (this.keyScratch.length < n * 3) this.keyScratch = Buffer.allocUnsafe(n * 6);
+      if (this.keyScratch.length < n * 3) {
+        this.keyScratch = Buffer.allocUnsafe(n * 6);
+        this.keyView = this.keyScratch.subarray(0, 0);
+      }
       const scratch = this.keyScratch;
       // Short ASCII keys by hand: cheaper than a call into the UTF-8 encoder.
       if (n <= 64) {
@@ -125,7 +131,10 @@ export class ReadPath {
           if (c >= 0x80) break;
           scratch[i] = c;
         }
-        if (i === n) return scratch.subarray(0, n);
+        if (i === n) {
+          if (this.keyView.length !== n) this.keyView = scratch.subarray(0, n);
+          return this.keyView;
+        }
       }
       checkKeyString(key, 'key');
       return scratch.subarray(0, scratch.write(key, 0, 'utf8'));

@@ -171,8 +171,52 @@ export class BlockIterator implements InternalIterator {
     // bytes with p. When p and t differ inside their user keys (lcp < lcpLimit): shared > lcp means k agrees with p
     // where p < t, so k < t; shared < lcp means k > p where p agrees with t, so k > t. Only shared == lcp needs bytes
     // compared, from there on. (Keys are sorted and `shared` maximal, as the builder writes them.)
+    //
+    // While that holds, a key passed over (shared > lcp) is not even rebuilt: every key from p on agrees with t on
+    // its first lcp bytes, so a key with shared <= lcp is t's first `shared` bytes and its own, and one is rebuilt
+    // from those only when it is compared or is the answer. Keys passed over are never needed again.
     let lcp = this.lcp;
     let limit = this.lcpLimit;
+    const end = this.restartsOffset;
+    let prevLen = this.keyLen;
+    let at = this.nextOffset;
+    while (lcp < limit) {
+      if (at >= end) {
+        this.nextOffset = at;
+        this.parseNext();
+        return;
+      }
+      let shared: number;
+      let unshared: number;
+      let src: number;
+      let valueLen: number;
+      if (at + 3 <= end && (data[at]! | data[at + 1]! | data[at + 2]!) < 0x80) {
+        shared = data[at]!;
+        unshared = data[at + 1]!;
+        valueLen = data[at + 2]!;
+        src = at + 3;
+        if (src + unshared + valueLen > end) this.corrupt(at, 'entry runs past the end of the block');
+      } else {
+        this.decodeHeader(at);
+        shared = this.hShared;
+        unshared = this.hUnshared;
+        valueLen = this.hValueLen;
+        src = this.hKeyOffset;
+      }
+      if (shared > prevLen) this.corrupt(at, `entry shares ${shared} bytes of a ${prevLen}-byte key`);
+      prevLen = shared + unshared;
+      if (shared > lcp) {
+        at = src + unshared + valueLen;
+        continue;
+      }
+      this.rebuild(at, shared, unshared, valueLen, src, target, off);
+      if (shared < lcp) return;
+      if (this.compareFrom(this.keyBuf, 0, this.keyLen, target, off, len, shared) >= 0) return;
+      lcp = this.lcp;
+      limit = this.lcpLimit;
+      at = this.nextOffset;
+    }
+    // p's user key is all of t's or a prefix of it: compare the keys that follow whole (the current key is p's).
     while (this.parseNext()) {
       const shared = this.curShared;
       if (lcp < limit) {
@@ -183,6 +227,36 @@ export class BlockIterator implements InternalIterator {
       lcp = this.lcp;
       limit = this.lcpLimit;
     }
+  }
+
+  /**
+   * Makes the entry at `at` (its header decoded: shared, unshared, valueLen, key bytes at `src`) the current one, its
+   * key rebuilt from the first `shared` bytes of `target[off..)` (which the scan knows it shares) and its own bytes.
+   */
+  private rebuild(
+    at: number,
+    shared: number,
+    unshared: number,
+    valueLen: number,
+    src: number,
+    target: Uint8Array,
+    off: number,
+  ): void {
+    const keyLen = shared + unshared;
+    if (this.keyBuf.length < keyLen) {
+      this.keyBuf = new Uint8Array(Math.max(keyLen, this.keyBuf.length * 2));
+      this.keyView = this.keyBuf.subarray(0, 0);
+    }
+    const kb = this.keyBuf;
+    const data = this.data;
+    for (let i = 0; i < shared; i++) kb[i] = target[off + i]!;
+    for (let i = 0; i < unshared; i++) kb[shared + i] = data[src + i]!;
+    this.current = at;
+    this.keyLen = keyLen;
+    this.curShared = shared;
+    this.valueAt = src + unshared;
+    this.valueLen = valueLen;
+    this.nextOffset = src + unshared + valueLen;
   }
 
   /**

@@ -274,9 +274,10 @@ export class TableReader {
   /**
    * The newest entry for `userKey` whose sequence is <= `seq` (see {@link GetResult}). Checks the bloom filter first:
    * a key the table certainly lacks costs one hash (none when the caller passes `hash`, the key's bloomHash) and a
-   * few bit probes. Throws CorruptionError, or EngineError CLOSED after `close()`.
+   * few bit probes. A value is a view into the cached block, or with `copy` a copy of its own (made straight from
+   * the block: one allocation). Throws CorruptionError, or EngineError CLOSED after `close()`.
    */
-  get(userKey: Uint8Array, seq: number, hash?: number): GetResult {
+  get(userKey: Uint8Array, seq: number, hash?: number, copy = false): GetResult {
     if (this.fd < 0) this.throwClosed();
     const ulen = userKey.length;
     if (this.filter !== null) {
@@ -319,7 +320,8 @@ export class TableReader {
         const kind = kb[kl - 1];
         if (kind === ValueKind.Value) {
           const at = data.valueOffsetInBlock();
-          return block.data.subarray(at, at + data.valueLength());
+          const end = at + data.valueLength();
+          return copy ? block.data.slice(at, end) : block.data.subarray(at, end);
         }
         if (kind === ValueKind.Deletion) return DELETED;
         throw new CorruptionError(this.path, block.fileOffset, `unknown value kind ${kind}`);

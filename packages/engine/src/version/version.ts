@@ -16,8 +16,8 @@ import type { FileMetaData } from './version-edit.js';
 /** Access to tables by metadata (the engine's table cache). */
 export interface TableSource {
   /**
-   * The newest entry of `userKey` with sequence <= `seq` in the table; `hash` is its bloomHash (computed once per
-   * lookup for every table tried). Throws CorruptionError.
+   * The newest entry of `userKey` with sequence <= `seq` in the table, a value being a copy the caller owns; `hash`
+   * is its bloomHash (computed once per lookup for every table tried). Throws CorruptionError.
    */
   get(file: FileMetaData, userKey: Uint8Array, seq: number, hash: number): GetResult;
   /** A cursor over the whole table; the caller closes it. `fillCache` as TableIteratorOptions (default true). */

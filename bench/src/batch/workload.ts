@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { KvActor } from '@heapless/actor';
 import type { BenchmarkWorkload, RunContext } from '../harness/benchmark.js';
 import { hundredByteValue, MEASURE_MS, WARMUP_MS } from '../server/cases.js';
-import { freePort, LOOPBACK } from '../server/free-port.js';
+import { startHeaplessServe } from '../server/heapless-serve.js';
 import { KeyPool } from '../server/key-pool.js';
 import { ProcessGroup } from '../server/process-group.js';
 
@@ -112,16 +112,8 @@ async function runServer(ctx: RunContext): Promise<void> {
   const { connect } = await import('@heapless/client');
   const group = new ProcessGroup();
   try {
-    const port = await freePort();
-    const cli = new URL('./cli.js', import.meta.resolve('@heapless/actor')).pathname;
-    const server = await group.start({
-      name: 'heapless serve',
-      file: process.execPath,
-      args: [cli, 'serve', '--data', join(ctx.dataDir, 'server'), '--host', LOOPBACK, '--port', String(port)],
-      port,
-      readyTimeoutMs: 60_000,
-    });
-    const kv = await connect<typeof KvActor>(`ws://${LOOPBACK}:${port}/v1/ws`, { reconnect: false });
+    const { server, url } = await startHeaplessServe(group, join(ctx.dataDir, 'server'), { readyTimeoutMs: 60_000 });
+    const kv = await connect<typeof KvActor>(url, { reconnect: false });
     try {
       const keys = new KeyPool(ctx.records);
       const value = hundredByteValue();

@@ -10,7 +10,7 @@ import type { KvActor } from '@heapless/actor';
 import { connect } from '@heapless/client';
 import type { RunContext } from '../harness/benchmark.js';
 import { hundredByteValue } from '../server/cases.js';
-import { freePort, LOOPBACK } from '../server/free-port.js';
+import { startHeaplessServe } from '../server/heapless-serve.js';
 import { measureBatches, reportCase } from '../server/pipelined-loop.js';
 import type { ProcessGroup } from '../server/process-group.js';
 
@@ -19,24 +19,17 @@ const DEPTHS = [1, 16] as const;
 const WRITE_STREAM = 'bench-writes';
 const READY_TIMEOUT_MS = 60_000;
 
-function heaplessCli(): string {
-  return new URL('./cli.js', import.meta.resolve('@heapless/actor')).pathname;
-}
-
 export async function writeLatencyPhase(ctx: RunContext, group: ProcessGroup, natsUrl: string): Promise<void> {
   const p50 = new Map<string, number>();
   for (const mode of ['log', 'local'] as const) {
-    const port = await freePort();
     const dir = join(ctx.dataDir, `serve-${mode}`);
     const follow = mode === 'log' ? ['--follow', natsUrl, '--stream', WRITE_STREAM] : [];
-    const server = await group.start({
-      name: `heapless serve (${mode})`,
-      file: process.execPath,
-      args: [heaplessCli(), 'serve', '--data', dir, '--host', LOOPBACK, '--port', String(port), ...follow],
-      port,
+    const { server, url } = await startHeaplessServe(group, dir, {
+      flags: follow,
       readyTimeoutMs: READY_TIMEOUT_MS,
+      name: `heapless serve (${mode})`,
     });
-    const kv = await connect<typeof KvActor>(`ws://${LOOPBACK}:${port}/v1/ws`, { reconnect: false });
+    const kv = await connect<typeof KvActor>(url, { reconnect: false });
     try {
       const value = hundredByteValue();
       let i = 0;

@@ -14,7 +14,8 @@ import { connect } from '@heapless/client';
 import type { RunContext } from '../harness/benchmark.js';
 import { fillOffHeapMap } from '../offheap-fixture.js';
 import { DEPTHS, HTTP_CASE, hundredByteValue, keyOf, kvCaseName, SEED_003_GETS_PER_SECOND } from './cases.js';
-import { freePort, LOOPBACK } from './free-port.js';
+import { LOOPBACK } from './free-port.js';
+import { startHeaplessServe } from './heapless-serve.js';
 import { measureHttpGet } from './http-load.js';
 import { KeyPool } from './key-pool.js';
 import { type BatchRunner, measureBatches, reportCase } from './pipelined-loop.js';
@@ -25,11 +26,6 @@ import { reportServerRss } from './server-rss.js';
 /** Upper bound on the server's start: it loads N records before it listens (seconds per million on this machine). */
 const READY_TIMEOUT_MS = 300_000;
 
-/** The `heapless serve` entry point of the workspace's @heapless/actor. */
-function heaplessCli(): string {
-  return new URL('./cli.js', import.meta.resolve('@heapless/actor')).pathname;
-}
-
 /**
  * Preloads, starts the server, runs every case; the server is stopped by the group on every path. `compression`
  * (default: the engine's) is used by the preload and passed to `serve`, so every table is written with it.
@@ -38,12 +34,8 @@ export async function runHeapless(ctx: RunContext, group: ProcessGroup, compress
   const dataDir = join(ctx.dataDir, 'heapless');
   await preload(ctx, dataDir, compression);
   const serveFlags = compression === undefined ? [] : ['--compression', compression];
-  const port = await freePort();
-  const server = await group.start({
-    name: 'heapless serve',
-    file: process.execPath,
-    args: [heaplessCli(), 'serve', '--data', dataDir, '--host', LOOPBACK, '--port', String(port), ...serveFlags],
-    port,
+  const { server, port } = await startHeaplessServe(group, dataDir, {
+    flags: serveFlags,
     readyTimeoutMs: READY_TIMEOUT_MS,
   });
   await reportServerRss(ctx, server.pid, 'server after preload');

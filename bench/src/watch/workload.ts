@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { KvActor } from '@heapless/actor';
 import type { BenchmarkWorkload, RunContext } from '../harness/benchmark.js';
 import { hundredByteValue } from '../server/cases.js';
-import { freePort, LOOPBACK } from '../server/free-port.js';
+import { startHeaplessServe } from '../server/heapless-serve.js';
 import { KeyPool } from '../server/key-pool.js';
 import { ProcessGroup } from '../server/process-group.js';
 import type { FromWatchers, ToWatchers } from './watcher-messages.js';
@@ -100,16 +100,7 @@ async function runWatch(ctx: RunContext): Promise<void> {
   const group = new ProcessGroup();
   const watchers = new Watchers();
   try {
-    const port = await freePort();
-    const cli = new URL('./cli.js', import.meta.resolve('@heapless/actor')).pathname;
-    const server = await group.start({
-      name: 'heapless serve',
-      file: process.execPath,
-      args: [cli, 'serve', '--data', join(ctx.dataDir, 'server'), '--host', LOOPBACK, '--port', String(port)],
-      port,
-      readyTimeoutMs: 60_000,
-    });
-    const url = `ws://${LOOPBACK}:${port}/v1/ws`;
+    const { server, url } = await startHeaplessServe(group, join(ctx.dataDir, 'server'), { readyTimeoutMs: 60_000 });
     const kv = await connect<typeof KvActor>(url, { reconnect: false });
     const totals = new Map<number, Totals>(
       COUNTS.map((n) => [n, { serverCpu: 0, writes: 0, writeMs: 0, delivered: 0, deliverMs: 0, overflows: 0 }]),

@@ -29,6 +29,7 @@ import { type ChangeMessage, readChangeMessage } from './change-message.js';
 import { assertResumable, checkPosition, readStreamPosition } from './change-stream.js';
 import { ReplicaError, type ReplicaErrorCode } from './errors.js';
 import { replicaErrorOf } from './nats-errors.js';
+import { WakeablePause } from './pause.js';
 
 /** The codes that end a reader: the stream cannot be followed from here on, whatever is retried. */
 const FATAL: ReadonlySet<ReplicaErrorCode> = new Set<ReplicaErrorCode>([
@@ -146,7 +147,7 @@ export class ChangeConsumer {
   /** The pulls out now, oldest first. */
   private readonly pulls: ConsumerMessages[] = [];
   private consumerName: string | undefined;
-  private wake: (() => void) | undefined;
+  private readonly pause = new WakeablePause();
   private lastFailure: ReplicaError | undefined;
 
   constructor(
@@ -188,7 +189,7 @@ export class ChangeConsumer {
   async close(): Promise<void> {
     this.stopping = true;
     for (const p of this.pulls) p.stop();
-    this.wake?.();
+    this.pause.wake();
     await this.done.catch(() => {});
   }
 
@@ -214,7 +215,8 @@ export class ChangeConsumer {
       if (!this.stopping && this.nc.isClosed())
         throw new ReplicaError('CLOSED', 'the NATS connection was closed under the reader');
       await this.dropConsumer();
-      if (!this.stopping && failures > 0) await this.pause(Math.min(RETRY_MIN_MS * 2 ** (failures - 1), RETRY_MAX_MS));
+      if (!this.stopping && failures > 0)
+        await this.pause.sleep(Math.min(RETRY_MIN_MS * 2 ** (failures - 1), RETRY_MAX_MS));
     }
   }
 
@@ -326,17 +328,6 @@ export class ChangeConsumer {
     this.consumerName = undefined;
     if (name === undefined || this.nc.isClosed()) return;
     await this.jsm.consumers.delete(this.settings.stream, name).catch(() => {});
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 }
 

@@ -13,6 +13,7 @@ import type { OffHeapMap } from '@heapless/offheap';
 import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change-consumer.js';
 import { readStreamPosition } from '../change-stream.js';
 import { isReplicaError, ReplicaError } from '../errors.js';
+import { WakeablePause } from '../pause.js';
 import { addFollowerMeta } from './follower-meta.js';
 import { openFollowerData } from './follower-open.js';
 import {
@@ -59,7 +60,7 @@ export class Follower {
   private rateWindow: { at: number; applied: number }[] = [];
   private lastCheckpointAt: number;
   private checkpointing: Promise<unknown> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly pause = new WakeablePause();
   /** Whether the NATS connection is up now (its status events), so that an outage shows before a pull notices. */
   private connected = true;
   private readonly statusEvents: AsyncIterable<{ type: string }> & { stop?: () => void };
@@ -199,7 +200,7 @@ export class Follower {
     }
     this.stopping = true;
     this.statusEvents.stop?.();
-    this.wake?.();
+    this.pause.wake();
     await this.consumer?.close();
     await this.running;
     await this.checkpointing?.catch(() => {});
@@ -238,7 +239,7 @@ export class Follower {
         if (this.stopping) break;
         if (isReplicaError(err, 'UNAVAILABLE')) {
           this.options.log?.warn({ err: (err as Error).message }, 'NATS unreachable: retrying');
-          await this.pause(RESTART_PAUSE_MS);
+          await this.pause.sleep(RESTART_PAUSE_MS);
           continue;
         }
         this.fail(err);
@@ -339,16 +340,5 @@ export class Follower {
       w.reject(err);
     }
     this.waiters.clear();
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 }

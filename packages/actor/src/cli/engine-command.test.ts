@@ -164,13 +164,15 @@ describe('heapless engine beside a running writer', () => {
         writer.stdout.on('data', () => resolve());
         writer.on('exit', () => reject(new Error(`writer exited: ${stderr}`)));
       });
+      let tablesChecked = 0;
       for (let round = 0; round < 4; round++) {
         const verify = await heaplessAsync('engine', 'verify', live, '--json');
         expect(verify.stderr).toBe('');
         expect(verify.status).toBe(0);
         const report = JSON.parse(verify.stdout) as { ok: boolean; files: { kind: string; skipped?: string }[] };
         expect(report.ok).toBe(true);
-        expect(report.files.filter((f) => f.kind === 'table' && f.skipped === undefined).length).toBeGreaterThan(0);
+        // A round may meet only tables the writer is deleting (skipped); over the rounds, tables are checked.
+        tablesChecked += report.files.filter((f) => f.kind === 'table' && f.skipped === undefined).length;
 
         const dump = await heaplessAsync('engine', 'dump', live, '--json');
         expect(dump.stderr).toBe('');
@@ -193,6 +195,7 @@ describe('heapless engine beside a running writer', () => {
         const parsed = JSON.parse(stats.stdout) as { tables: unknown[] };
         expect(parsed.tables.length).toBeGreaterThan(0);
       }
+      expect(tablesChecked).toBeGreaterThan(0);
       // The writer was still at it throughout.
       expect(writer.exitCode).toBeNull();
     } finally {

@@ -64,6 +64,7 @@ const ENGINE_OPTION_NAMES: Readonly<Record<keyof EngineOptions, true>> = {
   follower: true,
   periodicCompaction: true,
   retainWalAfter: true,
+  walRetentionBytes: true,
 };
 
 /** Keys deleted per engine batch by `clear()`. */

@@ -24,7 +24,20 @@ export type EngineTuning = Pick<
   | 'targetFileSize'
   | 'bloomBitsPerKey'
   | 'periodicCompaction'
+  | 'walRetentionBytes'
 >;
+
+/**
+ * Bytes of WALs whose data is in tables that `heapless serve` keeps unless told otherwise (the engine's default is
+ * none): a watcher that overflowed or lost its connection resumes from its last sequence while the writes since are
+ * within the last 64 MiB written, instead of meeting SEQUENCE_GONE at the next flush.
+ */
+export const SERVE_WAL_RETENTION_BYTES = 64 * 1024 * 1024;
+
+/** The engine options a serving map opens with: the tuning given, over serve's own defaults. */
+export function serveEngineOptions(tuning: EngineTuning): EngineTuning {
+  return { walRetentionBytes: SERVE_WAL_RETENTION_BYTES, ...tuning };
+}
 
 /** parseArgs specs of the engine flags. */
 export const ENGINE_FLAG_OPTIONS = {
@@ -38,6 +51,7 @@ export const ENGINE_FLAG_OPTIONS = {
   'target-file-size': { type: 'string' },
   'bloom-bits': { type: 'string' },
   'periodic-compaction': { type: 'string' },
+  'wal-retention-bytes': { type: 'string' },
 } as const;
 
 export const ENGINE_FLAGS_USAGE = `Engine tuning (persisted maps; also "engine" in the config file):
@@ -53,6 +67,8 @@ export const ENGINE_FLAGS_USAGE = `Engine tuning (persisted maps; also "engine" 
   --target-file-size N     bytes of a compaction's output tables (default 2097152)
   --bloom-bits N           bloom filter bits per key (0 = none; default 10)
   --periodic-compaction P  compact everything every P seconds, or daily at P = HH:MM (local time)
+  --wal-retention-bytes N  bytes of WALs already in tables kept for watchers that resume from a
+                           sequence (0 = none; default 67108864, 64 MiB)
 `;
 
 /** Engine option name → its flag, for flags with a value; `wal` is `--disable-wal`. */
@@ -65,6 +81,7 @@ const ENGINE_FLAG_OF: Record<Exclude<keyof EngineTuning, 'wal' | 'periodicCompac
   writeBufferSize: 'write-buffer-size',
   targetFileSize: 'target-file-size',
   bloomBitsPerKey: 'bloom-bits',
+  walRetentionBytes: 'wal-retention-bytes',
 };
 
 /** Serve option (camelCase, as in the config file) → its flag and kind. */

@@ -22,6 +22,7 @@ import type { Metrics } from '../server/metrics.js';
 import type { ServeArgs } from './cli-args.js';
 import type { FollowArgs } from './follow-args.js';
 import { LogWriteSink } from './follow-sink.js';
+import { serveEngineOptions } from './serve-config.js';
 
 /** What a following server is made of; {@link close} ends all of it, the map included. */
 export interface Following {
@@ -64,7 +65,7 @@ export async function openFollowing(args: ServeArgs, follow: FollowArgs): Promis
         ? {}
         : { checkpointEvery: follow.checkpointEvery }),
       ...(follow.keepCheckpoints === undefined ? {} : { keepCheckpoints: follow.keepCheckpoints }),
-      map: { sync: args.sync, engine: args.engine },
+      map: { sync: args.sync, engine: serveEngineOptions(args.engine) },
       log,
     });
     const publisher = new ChangePublisher(nc, {

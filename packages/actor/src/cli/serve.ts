@@ -6,6 +6,7 @@ import { spawn } from '../runtime/spawn.js';
 import { Metrics } from '../server/metrics.js';
 import { type Published, publish } from '../server/publish.js';
 import type { ServeArgs } from './cli-args.js';
+import { serveEngineOptions } from './serve-config.js';
 import { type Following, openFollowing } from './serve-follow.js';
 
 /** A running `heapless serve`; `close()` stops accepting, finishes calls in flight, stops the actor (closing the map). */
@@ -44,7 +45,11 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
     following?.map ??
     (args.memory
       ? new OffHeapMap<string, unknown>()
-      : await OffHeapMap.open<string, unknown>({ dir: args.data, sync: args.sync, engine: args.engine }));
+      : await OffHeapMap.open<string, unknown>({
+          dir: args.data,
+          sync: args.sync,
+          engine: serveEngineOptions(args.engine),
+        }));
   const closeMap = following?.close ?? (() => map.close());
   const { loadedFrom, imageLoader, imageRejected } = map.stats();
   const startup = {

@@ -89,6 +89,13 @@ export interface EngineOptions {
    * -1: no pin, a WAL is deleted as soon as its data is in tables. See db/wal-retention.ts.
    */
   retainWalAfter?: number;
+  /**
+   * Also keep the newest WALs whose data is in tables while their total size stays within this many bytes, whatever
+   * the pin (RocksDB's `WAL_size_limit_MB`): a consumer that fell behind and resumes later — a watcher that
+   * overflowed — still finds the writes of that many bytes back with `updatesSince`. Checkpoints do not carry these
+   * logs, only those the pin keeps. Default 0: none.
+   */
+  walRetentionBytes?: number;
 }
 
 export type ResolvedOptions = Readonly<Required<EngineOptions>>;
@@ -121,6 +128,7 @@ const DEFAULTS: ResolvedOptions = {
   follower: false,
   periodicCompaction: false,
   retainWalAfter: -1,
+  walRetentionBytes: 0,
 };
 
 function int(name: string, v: number, min: number, max: number): number {
@@ -171,6 +179,7 @@ export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
   int('zstdLevel', o.zstdLevel, ZSTD_MIN_LEVEL, ZSTD_MAX_LEVEL);
   checkSchedule(o.periodicCompaction);
   int('retainWalAfter', o.retainWalAfter, -1, Number.MAX_SAFE_INTEGER);
+  int('walRetentionBytes', o.walRetentionBytes, 0, Number.MAX_SAFE_INTEGER);
   return Object.freeze(o);
 }
 

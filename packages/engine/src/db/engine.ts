@@ -138,7 +138,11 @@ export class Engine {
     });
     this.memtables = db.view?.memtables ?? new MemtableSet(db.mem, db.logNumber);
     this.gate = new WriteGate(this.memtables, versions, options);
-    this.retention = new WalRetention(dir, options.retainWalAfter >= 0 ? options.retainWalAfter : undefined);
+    this.retention = new WalRetention(
+      dir,
+      options.retainWalAfter >= 0 ? options.retainWalAfter : undefined,
+      options.walRetentionBytes,
+    );
     this.obsolete = new ObsoleteFiles(dir, versions, this.tableCache, this.retention);
     this.background = new BackgroundWork({
       dir,

@@ -36,7 +36,10 @@ export class ObsoleteFiles {
     this.tableCache = tableCache;
   }
 
-  /** Logs below the manifest's log number that the retention pin keeps (present in the directory, not being deleted). */
+  /**
+   * Logs below the manifest's log number that the retention pin keeps (present in the directory, not being deleted);
+   * not those only the size budget keeps.
+   */
   retainedLogs(): number[] {
     const logNumber = this.versions.logNumber;
     const out: number[] = [];
@@ -46,9 +49,12 @@ export class ObsoleteFiles {
     } catch {
       return out;
     }
+    const from = this.retention === undefined ? Number.POSITIVE_INFINITY : this.retention.keepFrom(logNumbers(names));
     for (const name of names) {
       const f = parseFileName(name);
-      if (f?.type === FileType.Log && f.number < logNumber && !this.deleting.has(name)) out.push(f.number);
+      if (f?.type === FileType.Log && f.number < logNumber && f.number >= from && !this.deleting.has(name)) {
+        out.push(f.number);
+      }
     }
     return out.sort((a, b) => a - b);
   }
@@ -112,18 +118,24 @@ export class ObsoleteFiles {
     }
   }
 
-  /** The lowest log number the retention pin keeps among the logs in `names`. */
+  /** The lowest log number the retention pin or the size budget keeps among the logs in `names`. */
   private keepLogsFrom(names: readonly string[]): number {
-    const logs: number[] = [];
-    for (const name of names) {
-      const f = parseFileName(name);
-      if (f?.type === FileType.Log) logs.push(f.number);
-    }
-    return this.retention!.keepFrom(logs);
+    const logs = logNumbers(names);
+    const retention = this.retention!;
+    return Math.min(retention.keepFrom(logs), retention.keepBySizeFrom(logs, this.versions.logNumber));
   }
 
   /** Resolves once the unlinks started so far are done (close waits for them). */
   async settle(): Promise<void> {
     await Promise.all([...this.deleting.values()]);
   }
+}
+
+function logNumbers(names: readonly string[]): number[] {
+  const logs: number[] = [];
+  for (const name of names) {
+    const f = parseFileName(name);
+    if (f?.type === FileType.Log) logs.push(f.number);
+  }
+  return logs;
 }

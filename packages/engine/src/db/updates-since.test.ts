@@ -127,6 +127,34 @@ describe('updatesSince and WAL retention', () => {
     await nowal.close();
   });
 
+  it('keeps the newest logs within walRetentionBytes without a pin, and no more; checkpoints carry none of them', async () => {
+    const budget = 3000;
+    const db = await Engine.open(dir, { walRetentionBytes: budget });
+    const start = db.stats().lastSequence;
+    const written = await writeSome(db, 400, 20, 0); // 20 flushes: each log holds 20 writes of 30-60 bytes
+    expect(db.stats().flushes).toBeGreaterThanOrEqual(20);
+    await db.flush();
+    const kept = logs(dir);
+    // Logs whose data is in tables are kept up to the budget (plus the live one), older ones went.
+    const sizes = kept.map((n) => statSync(join(dir, n)).size);
+    expect(kept.length).toBeGreaterThan(2);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(budget + Math.max(...sizes));
+    expect(await since(db, start)).toMatch(/no longer in the WAL/);
+    // The kept writes are answered: from the first write of the oldest kept log on.
+    const last = db.stats().lastSequence;
+    const back = 30;
+    expect(await since(db, last - back)).toEqual(written.slice(-back));
+    const copy = join(dir, 'copy');
+    await db.checkpoint(copy);
+    expect(logs(copy).length).toBeLessThanOrEqual(1);
+    await db.close();
+    // Without the budget the next open deletes them.
+    const again = await Engine.open(dir);
+    await again.close();
+    expect(logs(dir).length).toBe(1);
+    await expect(Engine.open(join(dir, 'x'), { walRetentionBytes: -1 })).rejects.toThrow(/walRetentionBytes/);
+  });
+
   it('refuses a bad retainWalAfter option', async () => {
     await expect(Engine.open(dir, { retainWalAfter: -2 })).rejects.toMatchObject({
       code: 'HEAPLESS_ERR_INVALID_ARGUMENT',

@@ -9,8 +9,12 @@
  * order with rising sequences, so every write of log L is below the first sequence of the next log that holds any.
  * The pin is not persisted: the consumer gives it at each open (`EngineOptions.retainWalAfter`, before recovery's
  * first pass over obsolete files) and moves it with `Engine.retainWalAfter`.
+ *
+ * Beside the pin, a size budget (`EngineOptions.walRetentionBytes`, RocksDB's `WAL_size_limit_MB`) keeps the newest
+ * logs whose data is in tables while their sizes add up to at most the budget, for consumers that hold no pin: a
+ * watcher that ended and resumes from its last sequence a moment later.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { logFileName } from '../base/filenames.js';
 import { HEADER_SIZE, RecordType } from '../record/record-format.js';
 import { BATCH_HEADER_SIZE, batchSequence } from './write-batch.js';
@@ -20,11 +24,15 @@ export class WalRetention {
   private after: number | undefined;
   /** First sequence of each log read so far (logs below the live one never change). */
   private readonly firstSequences = new Map<number, number>();
+  /** Sizes of the logs below the live one (which never change), by number. */
+  private readonly sizes = new Map<number, number>();
   private readonly scratch = Buffer.alloc(HEADER_SIZE + BATCH_HEADER_SIZE);
 
+  /** `budget`: bytes of logs whose data is in tables kept whatever the pin (0: none). */
   constructor(
     private readonly dir: string,
     after: number | undefined,
+    private readonly budget = 0,
   ) {
     this.after = after;
   }
@@ -54,6 +62,38 @@ export class WalRetention {
       if (first !== undefined && first <= after + 1 && (keep === Number.POSITIVE_INFINITY || n > keep)) keep = n;
     }
     return keep;
+  }
+
+  /**
+   * The lowest log number the size budget keeps among `logs` (log numbers found in the directory) below `logNumber`
+   * (the oldest log whose data is not in tables yet): the newest of them whose sizes add up to at most the budget.
+   * Infinity when the budget is 0 or the newest such log alone exceeds it.
+   */
+  keepBySizeFrom(logs: readonly number[], logNumber: number): number {
+    if (this.budget <= 0) return Number.POSITIVE_INFINITY;
+    const older = logs.filter((n) => n < logNumber).sort((a, b) => b - a);
+    let keep = Number.POSITIVE_INFINITY;
+    let total = 0;
+    for (const n of older) {
+      const size = this.sizeOf(n);
+      if (size === undefined) continue;
+      total += size;
+      if (total > this.budget) break;
+      keep = n;
+    }
+    return keep;
+  }
+
+  private sizeOf(n: number): number | undefined {
+    const known = this.sizes.get(n);
+    if (known !== undefined) return known;
+    try {
+      const size = statSync(logFileName(this.dir, n)).size;
+      this.sizes.set(n, size);
+      return size;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -87,5 +127,6 @@ export class WalRetention {
   /** Forgets a deleted log. */
   forget(n: number): void {
     this.firstSequences.delete(n);
+    this.sizes.delete(n);
   }
 }

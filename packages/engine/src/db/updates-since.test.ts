@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -153,6 +153,25 @@ describe('updatesSince and WAL retention', () => {
     await again.close();
     expect(logs(dir).length).toBe(1);
     await expect(Engine.open(join(dir, 'x'), { walRetentionBytes: -1 })).rejects.toThrow(/walRetentionBytes/);
+  });
+
+  it('reads only the logs from the one holding the sequence asked: older ones are not opened', async () => {
+    const db = await Engine.open(dir, { walRetentionBytes: 1 << 20 });
+    const written = await writeSome(db, 200, 20, 0);
+    const kept = logs(dir).sort();
+    expect(kept.length).toBeGreaterThan(5);
+    // Damage the middle of the oldest kept logs: a read that opened them would report it.
+    for (const name of kept.slice(0, 3)) {
+      const path = join(dir, name);
+      const bytes = readFileSync(path);
+      bytes[bytes.length >> 1]! ^= 0xff;
+      writeFileSync(path, bytes);
+    }
+    const last = db.stats().lastSequence;
+    expect(await since(db, last - 25)).toEqual(written.slice(-25));
+    // From the start, the damage is met and named.
+    expect(await since(db, 0)).toMatch(/checksum|continues at/i);
+    await db.close();
   });
 
   it('refuses a bad retainWalAfter option', async () => {

@@ -8,7 +8,7 @@
 import { readdirSync } from 'node:fs';
 import { CorruptionError, EngineError } from '../base/errors.js';
 import { FileType, logFileName, parseFileName } from '../base/filenames.js';
-import { RecordReader } from '../record/record-reader.js';
+import { firstFragment, RecordReader } from '../record/record-reader.js';
 import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
 
 /** One WAL record: a batch of `count` writes numbered from `sequence`. */
@@ -44,11 +44,18 @@ export function readUpdatesSince(dir: string, after: number, last: number): Upda
   } catch (err) {
     return { ok: false, reason: `cannot list ${dir}: ${String(err)}` };
   }
+  let first: number;
+  try {
+    first = firstLogToRead(dir, logs, after);
+  } catch (err) {
+    if (err instanceof EngineError) return { ok: false, reason: err.message };
+    throw err;
+  }
   const batches: UpdateBatch[] = [];
   /** The sequence the next batch must start at; before the first batch found, any start up to after + 1 will do. */
   let next = -1;
   try {
-    read: for (const n of logs) {
+    read: for (const n of logs.slice(first)) {
       const reader = new RecordReader(logFileName(dir, n));
       for (let rep = reader.readRecord(); rep !== undefined; rep = reader.readRecord()) {
         const seq = batchSequence(rep);
@@ -73,6 +80,22 @@ export function readUpdatesSince(dir: string, after: number, last: number): Upda
   // that had reached them (unacknowledged ones need not). Nothing the engine holds lies beyond them: logs are deleted
   // oldest first, never one newer than a log kept, and every table came from a log at least as old.
   return { ok: true, batches, updates: next - 1 - after };
+}
+
+/**
+ * The index in `logs` (ascending numbers) of the log to start reading at: the newest whose first batch starts at or
+ * before `after + 1`, so that the older ones, whose writes all precede it, are not read (with a size retention they
+ * are tens of MiB a watcher's resume would read and checksum for nothing). Reads one block of each log from the
+ * newest back; 0 when none qualifies (reading from the oldest then tells the gap, or the damage, as before).
+ */
+function firstLogToRead(dir: string, logs: readonly number[], after: number): number {
+  for (let i = logs.length - 1; i > 0; i--) {
+    const head = firstFragment(logFileName(dir, logs[i]!));
+    // A log with no whole first batch header in its first fragment (empty, or damaged) says nothing: look further back.
+    if (head === undefined || head.length < 12) continue;
+    if (batchSequence(head) <= after + 1) return i;
+  }
+  return 0;
 }
 
 function gap(after: number, seq: number, log: number): string {

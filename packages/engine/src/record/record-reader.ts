@@ -207,3 +207,34 @@ function readFrom(path: string, offset: number): Buffer {
     closeSync(fd);
   }
 }
+
+/**
+ * The start of the first logical record of the log at `path`: the payload of its first fragment (FULL or FIRST)
+ * when that fragment lies whole in the first block with a good checksum; undefined for an empty log or one whose
+ * first fragment does not hold (the caller then reads the log whole, where a RecordReader names the damage). Reads
+ * one block, not the file: what `updatesSince` uses to skip logs that end before the sequence asked.
+ */
+export function firstFragment(path: string): Uint8Array | undefined {
+  let data: Buffer;
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    throw ioError('reading', path, err);
+  }
+  try {
+    data = Buffer.allocUnsafe(BLOCK_SIZE);
+    data = data.subarray(0, readSync(fd, data, 0, BLOCK_SIZE, 0));
+  } catch (err) {
+    throw ioError('reading', path, err);
+  } finally {
+    closeSync(fd);
+  }
+  if (data.length < HEADER_SIZE) return undefined;
+  const length = data[4]! | (data[5]! << 8);
+  const type = data[6]!;
+  const end = HEADER_SIZE + length;
+  if ((type !== RecordType.Full && type !== RecordType.First) || end > data.length) return undefined;
+  if (crc32c(data.subarray(6, end)) !== unmaskCrc(data.readUInt32LE(0))) return undefined;
+  return data.subarray(HEADER_SIZE, end);
+}

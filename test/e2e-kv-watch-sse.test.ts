@@ -17,7 +17,8 @@ let kv: Awaited<ReturnType<typeof connect<typeof KvActor>>>;
 
 beforeAll(async () => {
   map = await OffHeapMap.open<string, unknown>({ dir: root, threads: 1 });
-  ref = spawn(new KvActor(map));
+  // A short linger: the listener tests see the store stop listening soon after the last watch ends.
+  ref = spawn(new KvActor(map, { watchLingerMs: 100 }));
   server = await publish(ref, {
     routes: kvRoutes,
     streams: KvActor.streams,

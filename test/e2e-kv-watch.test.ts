@@ -320,8 +320,64 @@ describe('KV watch over the WebSocket', () => {
     }
   });
 
+  it('resumes watchers that overflowed from the changes it keeps in memory, after their WALs are gone', async () => {
+    // Small memtables: the writes below flush many times, and each flush deletes the WAL it covered.
+    const run = async (watchLingerMs: number) => {
+      const s = await start({ watchLingerMs }, { engine: { writeBufferSize: 64 * 1024 } });
+      try {
+        const watchers = [s.kv.watch('o:'), s.kv.watch('')]; // neither takes anything: both overflow
+        await Promise.all(watchers.map((w) => w.opened));
+        const n = 12_000;
+        let last = 0;
+        for (let i = 0; i < n; i += 1000) {
+          const entries = Array.from({ length: 1000 }, (_, j) => [
+            `o:${String(i + j).padStart(6, '0')}`,
+            Buffer.from('v'),
+          ]);
+          last = (await s.kv.setMany(entries as [string, Uint8Array][])).sequence!;
+        }
+        // The memtable flushed, a write in the next log, and an image there: the map's WAL pin moves past the log
+        // that held the watchers' changes, which is deleted.
+        await engineOf(s.map).flush();
+        await s.kv.set('p:after', Buffer.from('x'));
+        expect(await s.map.writeImage()).toBe(true);
+        const got: KvChange[][] = [];
+        for (const w of watchers) {
+          const mine: KvChange[] = [];
+          const end = await (async () => {
+            for (;;) {
+              const r = await w.next();
+              if (r.done) return null;
+              mine.push(r.value);
+            }
+          })().catch((e: unknown) => e);
+          expect((end as HeaplessError).code).toBe('WATCH_OVERFLOW');
+          got.push(mine);
+        }
+        // Both watches ended: the store now has no watch, and the WAL holding their last changes is gone.
+        const resumed = ['o:', ''].map((prefix, i) =>
+          s.kv.watch(prefix, { fromSequence: got[i]![got[i]!.length - 1]![0] }),
+        );
+        for (let i = 0; i < 2; i++) await takeThrough(resumed[i]!, last, got[i]);
+        for (const mine of got) {
+          expect(mine.map((c) => c[1])).toEqual(Array.from({ length: n }, (_, k) => `o:${String(k).padStart(6, '0')}`));
+        }
+        await Promise.all(resumed.map((w) => w.return()));
+        return 'resumed';
+      } catch (e) {
+        return (e as HeaplessError).code ?? String(e);
+      } finally {
+        await s.close();
+      }
+    };
+    expect(await run(60_000)).toBe('resumed');
+    // Without the linger the store stopped listening when the last watch ended: only the WALs could answer, and
+    // they are gone. What the backlog saves.
+    expect(await run(0)).toBe('SEQUENCE_GONE');
+  });
+
   it('leaves no watch behind when the watcher returns, cancels, or disconnects', async () => {
-    const s = await start();
+    const s = await start({ watchLingerMs: 100 }); // the store listens on that long after the last watch
     try {
       const a = s.kv.watch('x');
       await a.opened;
@@ -363,8 +419,14 @@ describe('KV watch over the WebSocket', () => {
 });
 
 /** Listeners on the map's engine commit feed: 0 once no watch is open. */
+/** The map's engine (internal: the tests look at its listeners and flush its memtable). */
+function engineOf(map: OffHeapMap<string, unknown>): {
+  writes: { commitListeners: unknown[] };
+  flush(): Promise<void>;
+} {
+  return (map as unknown as { persistence: { engine: ReturnType<typeof engineOf> } }).persistence.engine;
+}
+
 function watchesOf(map: OffHeapMap<string, unknown>): number {
-  const engine = (map as unknown as { persistence: { engine: { writes: { commitListeners: unknown[] } } } }).persistence
-    .engine;
-  return engine.writes.commitListeners.length;
+  return engineOf(map).writes.commitListeners.length;
 }

@@ -42,6 +42,8 @@ export const watchWorkload: BenchmarkWorkload = {
 class Watchers {
   readonly #child: ChildProcess;
   #waiting: ((m: FromWatchers) => void) | null = null;
+  /** Why the process is gone, once it is: a question then fails instead of waiting for ever. */
+  #gone: string | null = null;
 
   constructor() {
     this.#child = fork(new URL('./watchers.js', import.meta.url), { stdio: 'inherit' });
@@ -50,10 +52,20 @@ class Watchers {
       this.#waiting = null;
       w?.(m);
     });
+    this.#child.on('exit', (code, signal) => {
+      this.#gone = `exited (${signal ?? code})`;
+      const w = this.#waiting;
+      this.#waiting = null;
+      w?.({ type: 'failed', message: this.#gone });
+    });
   }
 
   ask(m: ToWatchers): Promise<FromWatchers> {
     return new Promise((resolve, reject) => {
+      if (this.#gone !== null) {
+        reject(new Error(`watcher process: ${this.#gone}`));
+        return;
+      }
       this.#waiting = (answer) => {
         if (answer.type === 'failed') reject(new Error(`watcher process: ${answer.message}`));
         else resolve(answer);

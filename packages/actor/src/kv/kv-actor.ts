@@ -60,6 +60,11 @@ export interface KvActorOptions {
   /** Bytes of live changes a watch may have waiting before it ends with WATCH_OVERFLOW; default 1 MiB (kv-watch.ts). */
   maxWatchBytes?: number;
   /**
+   * How long the store keeps its recent changes in memory for resuming watchers after the last watch ended (ms);
+   * default 5,000 (kv-watch.ts LINGER_MS), 0 to let them go at once.
+   */
+  watchLingerMs?: number;
+  /**
    * Send `set`, `delete`, `setMany` and `batch` to this sink (a following server's change log) instead of writing
    * the map, and reply once the sink resolves; metadata writes are then FORBIDDEN (a follower's metadata is its
    * own). See write-sink.ts.
@@ -152,6 +157,7 @@ export class KvActor extends Actor {
   readonly #maxBatchOps: number;
   readonly #checkpointRoot: string | undefined;
   readonly #maxWatchBytes: number | undefined;
+  readonly #watchLingerMs: number | undefined;
   #watches: KvWatchHub | null = null;
   readonly #sink: WriteSink | undefined;
   readonly #close: () => Promise<void>;
@@ -167,6 +173,7 @@ export class KvActor extends Actor {
     this.#maxBatchOps = opts.maxBatchOps ?? DEFAULT_MAX_BATCH_OPS;
     this.#checkpointRoot = opts.checkpointRoot;
     this.#maxWatchBytes = opts.maxWatchBytes;
+    this.#watchLingerMs = opts.watchLingerMs;
     this.#sink = opts.writeSink;
     if (this.#sink !== undefined) this.#maxBatchOps = Math.min(this.#maxBatchOps, this.#sink.maxOps);
     this.#close = opts.close ?? (() => this.#map.close());
@@ -406,7 +413,11 @@ export class KvActor extends Actor {
     }
     const changes = this.#persistent ? this.#map.changes : undefined;
     if (changes === undefined) throw new HeaplessError('BAD_ARGUMENTS', 'watch needs a persisted store');
-    this.#watches ??= new KvWatchHub({ changes, durable: () => this.#map.durable() }, this.#maxWatchBytes);
+    this.#watches ??= new KvWatchHub(
+      { changes, durable: () => this.#map.durable() },
+      this.#maxWatchBytes,
+      this.#watchLingerMs,
+    );
     return detach(this.#watches.open(Buffer.from(prefix, 'utf8'), from));
   }
 

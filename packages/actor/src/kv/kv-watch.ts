@@ -9,6 +9,11 @@
  * changes in (F, S] from the retained WALs (`changes.since`), where S is the last sequence when it opened, pushes
  * them, then the live ones after S it queued meanwhile, then live ones as they come.
  *
+ * Resumes: the hub keeps the last BACKLOG_BYTES of the rounds it published (all keys, as pushed) and listens on
+ * for LINGER_MS after the last watch ends, so that a watcher resuming after WATCH_OVERFLOW — often a hundred at
+ * once — is answered from memory with views of those rounds, its live changes following the last one published;
+ * only a resume from before the backlog reads the WALs.
+ *
  * Bounds: a watch whose live changes wait beyond `maxWatchBytes` (a socket that does not drain, or a catch-up that
  * does not keep up) ends with WATCH_OVERFLOW after what it was sent, and the watcher resumes from the last
  * sequence it received; the history of one open is at most MAX_HISTORY_BYTES (a longer one ends the same way once
@@ -29,6 +34,20 @@ export const DEFAULT_MAX_WATCH_BYTES = 1024 * 1024;
 const MAX_HISTORY_BYTES = 64 * 1024 * 1024;
 /** Bytes of changes in one push message: a frame of a few hundred KiB keeps one socket write short. */
 const PUSH_BYTES = 256 * 1024;
+/**
+ * Published changes kept for resumes: 16 watchers' worth of the default bound, about 100k changes of 100-byte values,
+ * so that a watcher that overflowed (1 MiB behind) resumes from memory.
+ */
+export const BACKLOG_BYTES = 16 * 1024 * 1024;
+/** How long the hub keeps listening (and its backlog) after the last watch ended: a resume comes within it. */
+export const LINGER_MS = 5000;
+
+/** Changes [at, to) of an unchanging list, still to push. */
+interface Segment {
+  readonly list: ChangeList;
+  at: number;
+  readonly to: number;
+}
 
 /** What the hub needs of the map. */
 export interface WatchedMap {
@@ -45,9 +64,8 @@ export class KvWatch extends PushStream<KvChange> {
   /** Live changes are those after it (the last sequence when the watch opened). */
   readonly #start: number;
   #sink: PushSink | null = null;
-  /** Changes from the WAL still to push (null once pushed, or when there were none to read). */
-  #history: ChangeList | null = null;
-  #historyAt = 0;
+  /** History still to push, in order (the WAL's changes, or views of the hub's backlog); empty once pushed. */
+  #history: Segment[] = [];
   /** The history was cut at MAX_HISTORY_BYTES: the watch ends once it is pushed. */
   #historyCut = false;
   /** The history is being read: live changes wait meanwhile. */
@@ -107,11 +125,14 @@ export class KvWatch extends PushStream<KvChange> {
     this.#loading = true;
   }
 
-  /** The history read, prefix-filtered (the hub's), and whether it was cut short. */
-  loaded(history: ChangeList, cut: boolean): void {
+  /**
+   * The history, prefix-filtered (the hub's): ranges of lists that do not change while pushed, and whether it was cut
+   * short.
+   */
+  loaded(history: readonly Segment[], cut: boolean): void {
     this.#loading = false;
     if (this.#ended) return;
-    this.#history = history.count > 0 ? history : null;
+    this.#history = history.filter((h) => h.at < h.to);
     this.#historyCut = cut;
     this.#pump();
   }
@@ -125,7 +146,7 @@ export class KvWatch extends PushStream<KvChange> {
     from = list.firstAfter(this.#start, from, to);
     if (from >= to) return;
     const sink = this.#sink;
-    if (sink === null || this.#loading || this.#history !== null || this.#queue.count > 0) {
+    if (sink === null || this.#loading || this.#history.length > 0 || this.#queue.count > 0) {
       this.#queue.appendFrom(list, from, to);
       if (this.#queue.length > this.#max) this.#overflow();
       return;
@@ -150,12 +171,12 @@ export class KvWatch extends PushStream<KvChange> {
     if (sink === null || this.#loading) return;
     const room = this.#max / 2;
     while (!this.#ended && sink.pendingBytes < room) {
-      const h = this.#history;
-      if (h !== null) {
-        this.#historyAt = pushRange(sink, h, this.#historyAt, h.count, PUSH_BYTES);
-        if (this.#historyAt < h.count) continue;
-        this.#history = null;
-        if (this.#historyCut) {
+      const h = this.#history[0];
+      if (h !== undefined) {
+        h.at = pushRange(sink, h.list, h.at, h.to, PUSH_BYTES);
+        if (h.at < h.to) continue;
+        this.#history.shift();
+        if (this.#history.length === 0 && this.#historyCut) {
           this.end(
             'WATCH_OVERFLOW',
             `more than ${MAX_HISTORY_BYTES} bytes of changes to catch up; watch again from the last sequence received`,
@@ -172,7 +193,7 @@ export class KvWatch extends PushStream<KvChange> {
   }
 
   #release(): void {
-    this.#history = null;
+    this.#history = [];
     this.#queue.reset();
     this.#hub.remove(this);
   }
@@ -210,21 +231,31 @@ function pushRange(
 export class KvWatchHub {
   readonly #map: WatchedMap;
   readonly #max: number;
+  readonly #lingerMs: number;
   readonly #watches = new Set<KvWatch>();
   #unsubscribe: (() => void) | null = null;
-  /** Changes committed under some watch's prefix, not yet given to the watches; from `#published` on. */
+  /** Changes committed and not yet given to the watches (every key: the backlog serves any prefix). */
   readonly #log = new ChangeList();
+  /** The last rounds published, oldest first, never changed once made (watches push views of them). */
+  #backlog: ChangeList[] = [];
+  #backlogBytes = 0;
+  /** Every change after this sequence is in the backlog or the log (while subscribed). */
+  #coveredFrom = 0;
+  /** The sequence of the last change published (or `#coveredFrom`): the log's changes all follow it. */
+  #publishedThrough = 0;
+  /** Stops the subscription LINGER_MS after the last watch ended; null while watches are open. */
+  #linger: NodeJS.Timeout | null = null;
   /** A durability wait is running. */
   #waiting = false;
   /** Bumped when the subscription ends: a wait of an older one publishes nothing. */
   #generation = 0;
-  /** The distinct prefixes watched (the empty one alone when any watch has it). */
-  #prefixes: Uint8Array[] = [];
   #closed = false;
 
-  constructor(map: WatchedMap, maxWatchBytes = DEFAULT_MAX_WATCH_BYTES) {
+  /** `lingerMs`: how long the subscription and its backlog outlive the last watch (0: not at all). */
+  constructor(map: WatchedMap, maxWatchBytes = DEFAULT_MAX_WATCH_BYTES, lingerMs = LINGER_MS) {
     this.#map = map;
     this.#max = maxWatchBytes;
+    this.#lingerMs = lingerMs;
   }
 
   /** Watches open now. */
@@ -248,6 +279,14 @@ export class KvWatchHub {
     const start = changes.lastSequence;
     if (from !== undefined && from > start) {
       throw new HeaplessError('SEQUENCE_GONE', `sequence ${from} is past the store's last one, ${start}`);
+    }
+    if (from !== undefined && this.#unsubscribe !== null && from >= this.#coveredFrom) {
+      // From the backlog: its rounds up to the last published change, then live ones after it.
+      const through = Math.max(from, this.#publishedThrough);
+      const w = new KvWatch(this, prefix, through, this.#max);
+      this.#add(w);
+      w.loaded(this.#backlogAfter(from, prefix), false);
+      return w;
     }
     const w = new KvWatch(this, prefix, start, this.#max);
     this.#add(w);
@@ -273,13 +312,29 @@ export class KvWatchHub {
         `the changes after sequence ${from} are no longer kept (${answer.reason}); read the current state and watch from its sequence`,
       );
     }
-    w.loaded(history, cut);
+    w.loaded([{ list: history, at: 0, to: history.count }], cut);
     return w;
+  }
+
+  /** The backlog's changes after `from` under `prefix`: views of its rounds, or one filtered copy. */
+  #backlogAfter(from: number, prefix: Uint8Array): Segment[] {
+    const out: Segment[] = [];
+    const filtered = prefix.length > 0 ? new ChangeList() : null;
+    for (const round of this.#backlog) {
+      if (round.sequences[round.count - 1]! <= from) continue;
+      const at = round.firstAfter(from, 0, round.count);
+      if (filtered === null) out.push({ list: round, at, to: round.count });
+      else
+        for (let i = at; i < round.count; i++) if (round.keyStartsWith(i, prefix)) filtered.appendFrom(round, i, i + 1);
+    }
+    if (filtered !== null) out.push({ list: filtered, at: 0, to: filtered.count });
+    return out;
   }
 
   /** Ends every watch with SHUTTING_DOWN and stops listening; later opens are refused. Idempotent. */
   close(): void {
     this.#closed = true;
+    this.#cancelLinger();
     for (const w of [...this.#watches]) w.end('SHUTTING_DOWN', 'the store is closing');
     this.#stop();
   }
@@ -287,35 +342,39 @@ export class KvWatchHub {
   /** A watch ended or was cancelled (called by it). */
   remove(w: KvWatch): void {
     if (!this.#watches.delete(w)) return;
-    this.#updatePrefixes();
-    if (this.#watches.size === 0) this.#stop();
+    if (this.#watches.size > 0 || this.#unsubscribe === null) return;
+    if (this.#closed || this.#lingerMs === 0) this.#stop();
+    else {
+      this.#linger = setTimeout(this.#stop.bind(this), this.#lingerMs);
+      this.#linger.unref();
+    }
   }
 
   #add(w: KvWatch): void {
+    this.#cancelLinger();
     this.#watches.add(w);
-    this.#updatePrefixes();
-    if (this.#unsubscribe === null) this.#unsubscribe = this.#map.changes.subscribe(this.#onChange);
+    if (this.#unsubscribe === null) {
+      this.#coveredFrom = this.#publishedThrough = this.#map.changes.lastSequence;
+      this.#unsubscribe = this.#map.changes.subscribe(this.#onChange);
+    }
+  }
+
+  #cancelLinger(): void {
+    if (this.#linger !== null) clearTimeout(this.#linger);
+    this.#linger = null;
   }
 
   #stop(): void {
+    this.#linger = null;
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     this.#generation++;
     this.#log.reset();
-  }
-
-  #updatePrefixes(): void {
-    const distinct = new Map<string, Uint8Array>();
-    for (const w of this.#watches) distinct.set(Buffer.from(w.prefix).toString('latin1'), w.prefix);
-    const all = [...distinct.values()];
-    this.#prefixes = all.some((p) => p.length === 0) ? [new Uint8Array(0)] : all;
+    this.#backlog = [];
+    this.#backlogBytes = 0;
   }
 
   readonly #onChange = (sequence: number, key: Uint8Array, value: Uint8Array | undefined): void => {
-    const prefixes = this.#prefixes;
-    let wanted = false;
-    for (let i = 0; i < prefixes.length && !wanted; i++) wanted = startsWith(key, prefixes[i]!);
-    if (!wanted) return;
     this.#log.append(sequence, key, value);
     if (!this.#waiting) {
       this.#waiting = true;
@@ -344,17 +403,18 @@ export class KvWatchHub {
       }
       return;
     }
-    // One list of the round per prefix watched, copied out of the log (whose buffer is reused) and never changed
-    // after: every watch of that prefix pushes views of it, which the sockets keep until written.
+    // The round, copied out of the log (whose buffer is reused) and never changed after, and one list of it per
+    // other prefix watched: every watch of a prefix pushes views of its list, which the sockets keep until written.
     const log = this.#log;
-    const byPrefix = new Map<string, ChangeList>();
+    const round = new ChangeList();
+    round.appendFrom(log, 0, upto);
+    const byPrefix = new Map<string, ChangeList>([['', round]]);
     for (const w of [...this.#watches]) {
       const id = Buffer.from(w.prefix).toString('latin1');
       let list = byPrefix.get(id);
       if (list === undefined) {
         list = new ChangeList();
-        if (w.prefix.length === 0) list.appendFrom(log, 0, upto);
-        else for (let i = 0; i < upto; i++) if (log.keyStartsWith(i, w.prefix)) list.appendFrom(log, i, i + 1);
+        for (let i = 0; i < upto; i++) if (round.keyStartsWith(i, w.prefix)) list.appendFrom(round, i, i + 1);
         byPrefix.set(id, list);
       }
       w.offer(list, 0, list.count);
@@ -364,9 +424,23 @@ export class KvWatchHub {
       this.#waiting = false;
       return;
     }
+    this.#keep(round);
     log.dropFirst(upto);
     if (log.count > 0) this.#wait();
     else this.#waiting = false;
+  }
+
+  /** Adds a published round to the backlog, dropping the oldest rounds beyond BACKLOG_BYTES. */
+  #keep(round: ChangeList): void {
+    if (round.count === 0) return;
+    this.#publishedThrough = round.sequences[round.count - 1]!;
+    this.#backlog.push(round);
+    this.#backlogBytes += round.length;
+    while (this.#backlogBytes > BACKLOG_BYTES && this.#backlog.length > 1) {
+      const old = this.#backlog.shift()!;
+      this.#backlogBytes -= old.length;
+      this.#coveredFrom = old.sequences[old.count - 1]!;
+    }
   }
 
   /** The map could not make the writes durable: every watch ends with the storage code. */

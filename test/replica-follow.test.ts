@@ -319,7 +319,7 @@ describe('Follower', () => {
     expect(() => local.map.get('k0')).toThrow(/closed/i); // the follower owned it
   });
 
-  it('a map taken over that cannot resume is refused as it is and stays open, the caller\'s', async () => {
+  it('a map taken over that cannot resume is refused: it stays open, as it was, and the caller owns it', async () => {
     const stream = await newStream();
     const writer = new ModelWriter(servers.nc, stream, 'v1', 30, 47);
     const f = await follow('handover-purged', stream, { checkpoints: undefined });

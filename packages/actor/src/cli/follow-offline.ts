@@ -80,7 +80,7 @@ export class OfflineFollowing implements FollowerSide {
       applied: 0,
       lastError:
         failure ??
-        `NATS unreachable since start (${this.#since.toISOString()}, ${this.#attempts} attempts to connect; ` +
+        `NATS unreachable since start (${this.#since.toISOString()}; attempts to connect: ${this.#attempts}, ` +
           `the last: ${this.#lastError})`,
       failure,
       start: this.start,

@@ -87,7 +87,7 @@ describe('openFollowing with NATS unreachable at start', () => {
     expect(write.code).toBe('UNAVAILABLE');
     expect(write.message).toMatch(/unreachable since this server started/);
     // It keeps trying in the background.
-    const attempts = () => Number(/(\d+) attempts/.exec(following.health().follower.lastError!)![1]);
+    const attempts = () => Number(/attempts to connect: (\d+)/.exec(following.health().follower.lastError!)![1]);
     while (attempts() < 3) await new Promise((r) => setTimeout(r, 50));
     await following.close();
     expect(handles()).toEqual(before);

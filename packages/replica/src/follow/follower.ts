@@ -87,10 +87,12 @@ export class Follower {
 
   /**
    * Opens the local data, decides how to start (see start-plan.ts), loads a checkpoint or drops the data if that is
-   * the decision, and starts consuming. Resolves once consuming has started (not once caught up: see
-   * {@link waitCaughtUp}). Throws INVALID_ARGUMENT (bad options, a directory with records but no follower
-   * metadata), POSITION_PURGED (the stream lost what follows, and there is no checkpoint), POSITION_AHEAD,
-   * UNAVAILABLE (no usable local data and NATS cannot be reached), CHECKPOINT_CORRUPT, the map's open errors.
+   * the decision, and starts consuming; or, given `localMap`, takes that open map over and resumes from its stored
+   * position. Resolves once consuming has started (not once caught up: see {@link waitCaughtUp}). Throws
+   * INVALID_ARGUMENT (bad options, a directory with records but no follower metadata, a `localMap` of another
+   * schema or stream), POSITION_PURGED (the stream lost what follows, and there is no checkpoint or the map is a
+   * `localMap`), POSITION_AHEAD, UNAVAILABLE (no usable local data and NATS cannot be reached),
+   * CHECKPOINT_CORRUPT, the map's open errors. A `localMap` stays the caller's when this throws.
    */
   static async open(options: FollowerOptions): Promise<Follower> {
     const settings = followerSettings(options);

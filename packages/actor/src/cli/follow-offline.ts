@@ -17,6 +17,7 @@ import {
   type FollowerStatus,
   isReplicaError,
   type LocalFollowerData,
+  type ReplicaErrorCode,
   WakeablePause,
 } from '@heapless/replica';
 import type { SinkOp, WriteSink } from '../kv/write-sink.js';
@@ -30,6 +31,18 @@ const ATTEMPT_MS = 1_000;
 const FIRST_PAUSE_MS = 250;
 /** The pause doubles after each failure up to this, so that a long outage costs one attempt every 5 s. */
 const MAX_PAUSE_MS = 5_000;
+
+/**
+ * Why the stream cannot be followed from the map, which no later attempt mends: the stream purged past the map's
+ * position or recreated, of another configuration, or the map not of it. Any other failure of an attempt (NATS or
+ * JetStream not there yet, a refusal that an operator may lift) is tried again after the pause, and shown meanwhile.
+ */
+const CANNOT_RESUME: ReadonlySet<ReplicaErrorCode> = new Set<ReplicaErrorCode>([
+  'POSITION_PURGED',
+  'POSITION_AHEAD',
+  'STREAM_MISMATCH',
+  'INVALID_ARGUMENT',
+]);
 
 /** The replica side of a server serving its local data until it reaches NATS; {@link close} ends it all. */
 export class OfflineFollowing implements FollowerSide {
@@ -61,7 +74,7 @@ export class OfflineFollowing implements FollowerSide {
   ) {
     this.map = local.map;
     this.start = local.start;
-    this.#lastError = firstError.message;
+    this.#lastError = describe(firstError);
     this.sink = { maxOps: DEFAULT_CHANGE_LIMITS.maxChanges, write: (ops) => this.#write(ops) };
     this.#connecting = this.#connect();
   }
@@ -137,12 +150,12 @@ export class OfflineFollowing implements FollowerSide {
         );
         return;
       } catch (err) {
-        if (!isReplicaError(err, 'UNAVAILABLE')) {
+        if (!isReplicaError(err) || CANNOT_RESUME.has(err.code)) {
           this.#failure = err as Error;
           this.log.warn({ err: describe(this.#failure) }, 'the stream cannot be followed: serving the local data');
           return;
         }
-        this.#lastError = err.message;
+        this.#lastError = describe(err);
       }
     }
   }

@@ -1,7 +1,9 @@
 // `heapless serve --follow` as real processes on a real nats-server: writes to one following server go through the
 // change stream, are answered once applied there (read-your-writes) and reach the other follower; /healthz and
 // /metrics report position, lag and caught-up; with NATS down reads go on and writes fail with UNAVAILABLE within
-// their timeout, and once it is back both servers converge with nothing lost.
+// their timeout, and once it is back both servers converge with nothing lost; a server started while NATS is down
+// serves its local data (not caught up), refuses writes at once, and follows from its position once NATS is up, or
+// says why it cannot; with no local data it does not start.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +11,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { KvActor } from '@heapless/actor';
 import { connect, HeaplessError, type Remote } from '@heapless/client';
-import { ChangePublisher, connectToNats, setChange } from '@heapless/replica';
+import { ChangePublisher, connectToNats, deleteChange, setChange } from '@heapless/replica';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsServers, startNatsServer } from './nats-server.js';
@@ -46,9 +49,18 @@ async function follower(name: string, stream: string, ...extra: string[]): Promi
   return child;
 }
 
-async function health(
-  c: Child,
-): Promise<{ ok: boolean; follower: { position: number; lag: number; caughtUp: boolean } }> {
+interface Health {
+  ok: boolean;
+  follower: {
+    position: number;
+    lag: number | null;
+    caughtUp: boolean;
+    lastError: string | null;
+    failure: string | null;
+  };
+}
+
+async function health(c: Child): Promise<Health> {
   return (await (await fetch(`${c.httpUrl}/healthz`)).json()) as never;
 }
 
@@ -68,13 +80,39 @@ async function stop(c: Child): Promise<void> {
 }
 
 async function code(p: Promise<unknown>): Promise<string> {
+  return (await failure(p))?.code ?? 'resolved';
+}
+
+/** The HeaplessError `p` rejects with, or undefined when it resolves. */
+async function failure(p: Promise<unknown>): Promise<HeaplessError | undefined> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof HeaplessError) return err.code;
+    if (err instanceof HeaplessError) return err;
     throw err;
   }
-  return 'resolved';
+  return undefined;
+}
+
+/** Publishes `changes` as one message each, as a producer other than the servers; returns the last sequence. */
+async function produce(stream: string, messages: Parameters<ChangePublisher['publish']>[0][]): Promise<number> {
+  const nc = await connectToNats({ servers: nats.urls });
+  const publisher = new ChangePublisher(nc, { stream, schema: 'default' });
+  let seq = 0;
+  for (const changes of messages) seq = (await publisher.publish(changes)).seq;
+  publisher.close();
+  await nc.close();
+  return seq;
+}
+
+/** Runs `f` with the NATS server killed, and starts it again (same port and store) after, whatever happens. */
+async function withNatsDown(f: () => Promise<void>): Promise<void> {
+  await nats.nodes[0]!.kill();
+  try {
+    await f();
+  } finally {
+    if (!nats.nodes[0]!.running) await nats.nodes[0]!.start();
+  }
 }
 
 describe('heapless serve --follow', () => {
@@ -152,6 +190,128 @@ describe('heapless serve --follow', () => {
     }
     ka.close();
     kb.close();
+  });
+
+  it('started while NATS is down: serves its local data, writes UNAVAILABLE; NATS up: follows on from its position', async () => {
+    const stream = 'offline';
+    const a = await follower('off-a', stream);
+    const ka = await connect<typeof KvActor>(a.url);
+    const model = new Map<string, unknown>();
+    for (let i = 0; i < 40; i++) {
+      await ka.set(`k${i}`, pack(i));
+      model.set(`k${i}`, i);
+    }
+    const at = (await health(a)).follower.position;
+    ka.close();
+    await stop(a);
+    // The stream goes on without this server: what it must apply, with no gap, once it is back.
+    const messages = [
+      [deleteChange('k0')],
+      ...Array.from({ length: 20 }, (_, i) => [setChange(`k${40 + i}`, pack(40 + i))]),
+    ];
+    const last = await produce(stream, messages);
+    model.delete('k0');
+    for (let i = 40; i < 60; i++) model.set(`k${i}`, i);
+    await withNatsDown(async () => {
+      // A start with NATS down listens at once and serves the local data; its close leaves nothing running.
+      const first = await follower('off-a', stream);
+      await stop(first);
+      expect(first.lines.map((l) => l.msg)).not.toContain('still running after shutdown: exiting');
+      const off = await follower('off-a', stream);
+      expect(off.lines.map((l) => l.msg)).toContain(
+        'NATS unreachable at start: serving the local data, connecting in the background',
+      );
+      const h = await health(off);
+      expect(h.follower).toMatchObject({ position: at, lag: null, caughtUp: false, failure: null });
+      expect(h.follower.lastError).toMatch(/^NATS unreachable since start .*could not connect/);
+      const metrics = await (await fetch(`${off.httpUrl}/metrics`)).text();
+      expect(sample(metrics, 'heapless_replica_caught_up')).toBe(0);
+      expect(sample(metrics, 'heapless_replica_lag')).toBeNaN(); // unknown, not 0
+      const ko = await connect<typeof KvActor>(off.url);
+      expect(await ko.size()).toBe(40);
+      expect(unpack((await ko.get('k0'))!)).toBe(0);
+      expect(unpack((await ko.get('k39'))!)).toBe(39);
+      // Refused at once (not after --write-timeout): the message says this server has not reached NATS.
+      for (const write of [
+        ko.set('x', pack('x')),
+        ko.delete('k1'),
+        ko.batch([{ type: 'set', key: 'y', value: pack('y') }]),
+      ]) {
+        const err = await failure(write);
+        expect(err?.code).toBe('UNAVAILABLE');
+        expect(err?.message).toMatch(/unreachable since this server started/);
+      }
+      await nats.nodes[0]!.start();
+      await reaches(off, last);
+      expect(off.lines.map((l) => l.msg)).toContain('connected to NATS: following the stream from the local position');
+      for (const [k, v] of model) expect(unpack((await ko.get(k))!)).toBe(v);
+      expect(await ko.get('k0')).toBeUndefined();
+      expect(await ko.size()).toBe(model.size);
+      await ko.set('after', pack('after'));
+      expect(unpack((await ko.get('after'))!)).toBe('after');
+      let caughtUp = (await health(off)).follower;
+      while (!caughtUp.caughtUp) {
+        await new Promise((r) => setTimeout(r, 50));
+        caughtUp = (await health(off)).follower;
+      }
+      expect(caughtUp).toMatchObject({ lag: 0, lastError: null, failure: null, position: last + 1 });
+      ko.close();
+      await stop(off);
+    });
+  });
+
+  it('started while NATS is down, its stream purged past its position: says POSITION_PURGED once up, serves on', async () => {
+    const stream = 'off-purged';
+    const a = await follower('off-purged', stream);
+    const ka = await connect<typeof KvActor>(a.url);
+    for (let i = 0; i < 10; i++) await ka.set(`k${i}`, pack(i));
+    ka.close();
+    await stop(a);
+    const last = await produce(stream, [[setChange('k10', pack(10))], [setChange('k11', pack(11))]]);
+    const jsm = await jetstreamManager(await connectToNats({ servers: nats.urls }));
+    await jsm.streams.purge(stream, { seq: last }); // keeps only the last message
+    await jsm.nc.close();
+    await withNatsDown(async () => {
+      const off = await follower('off-purged', stream);
+      await nats.nodes[0]!.start();
+      let h = (await health(off)).follower;
+      while (h.failure === null) {
+        await new Promise((r) => setTimeout(r, 50));
+        h = (await health(off)).follower;
+      }
+      expect(h).toMatchObject({ caughtUp: false, position: 10, lag: null });
+      expect(h.failure).toMatch(/^POSITION_PURGED: .*message 11 is gone.*kept as it is/);
+      expect(h.lastError).toBe(h.failure);
+      const k = await connect<typeof KvActor>(off.url);
+      expect(await k.size()).toBe(10); // the local data, served as it was
+      expect(unpack((await k.get('k9'))!)).toBe(9);
+      const err = await failure(k.set('k0', pack('no')));
+      expect(err?.code).toBe('UNAVAILABLE');
+      expect(err?.message).toMatch(/cannot follow its change stream \(POSITION_PURGED/);
+      k.close();
+      await stop(off);
+    });
+  });
+
+  it('NATS down and no local data to serve: does not start, exit 1 "could not connect"', async () => {
+    await withNatsDown(async () => {
+      const run = promisify(execFile)(process.execPath, [
+        cli,
+        'serve',
+        '--port',
+        '0',
+        '--data',
+        join(work, 'off-none'),
+        '--follow',
+        nats.nodes[0]!.url,
+        '--stream',
+        'offline',
+      ]);
+      await expect(run).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/could not connect to nats:.*no local data to serve/),
+      });
+    });
   });
 
   it('heapless checkpoint publish, then a fresh follower starts from it (its map image) and catches up', async () => {

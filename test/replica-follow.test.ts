@@ -2,7 +2,8 @@
 // resumes from the stored position with nothing applied twice (per-key counters written in the same batches); a
 // fresh follower beyond its max replay loads the published checkpoint from its map image and catches up; a changed
 // schema drops the local data for that schema's checkpoint; a stream purged past the local position takes the
-// checkpoint path, or fails with POSITION_PURGED when there is none.
+// checkpoint path, or fails with POSITION_PURGED when there is none; a map already open (served while NATS was
+// unreachable) is taken over as it is and resumes from its position, or stays the caller's when it cannot.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import {
   type FollowerOptions,
   META_CHECKPOINT,
   META_POSITION,
+  openLocalFollowerData,
   publishMapCheckpoint,
   readFollowerState,
 } from '@heapless/replica';
@@ -280,6 +282,64 @@ describe('Follower', () => {
     await expect(again.waitFor(bad)).rejects.toMatchObject({ code: 'SCHEMA_MISMATCH' });
     expect(readFollowerState(again.map).position).toBe(bad - 1);
     await again.close();
+  });
+
+  it('takes over a map already open and being read, resuming from its position with no gap', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 150, 43);
+    const f = await follow('handover', stream);
+    await writer.write(200);
+    await f.waitCaughtUp();
+    const at = f.position;
+    const modelAt = modelHex(writer.model);
+    await f.close();
+    // What a server does while NATS cannot be reached: it opens its data alone and serves it.
+    const local = await openLocalFollowerData({ dir: join(work, 'handover'), stream, schema: 'v1' });
+    expect(local.start).toMatchObject({ kind: 'resume', position: at, mapSource: 'image' });
+    expect(mapHex(local.map)).toEqual(modelAt);
+    await writer.write(300);
+    // A checkpoint far ahead, which a plain open with this maxReplay would load instead of the local data.
+    const ahead = await follow('handover-ahead', stream);
+    await ahead.waitCaughtUp();
+    await ahead.publishCheckpoint();
+    await ahead.close();
+    let taken: Follower | undefined;
+    taken = await follow('handover', stream, {
+      localMap: local.map,
+      maxReplay: 10,
+      onBatch: (messages, b) => countApplications(messages, b, taken!.map),
+    });
+    expect(taken.map).toBe(local.map);
+    expect(taken.start).toMatchObject({ kind: 'resume', reason: null, checkpointId: null, position: at });
+    await taken.waitCaughtUp();
+    expect(mapHex(local.map)).toEqual(modelHex(writer.model));
+    expect(counters(local.map)).toEqual(Object.fromEntries(writer.touches)); // each change applied once
+    expect(taken.status()).toMatchObject({ caughtUp: true, lag: 0, position: writer.lastSeq });
+    await taken.close();
+    expect(() => local.map.get('k0')).toThrow(/closed/i); // the follower owned it
+  });
+
+  it('a map taken over that cannot resume is refused: it stays open, as it was, and the caller owns it', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 30, 47);
+    const f = await follow('handover-purged', stream, { checkpoints: undefined });
+    await writer.write(40);
+    await f.waitCaughtUp();
+    await f.close();
+    const local = await openLocalFollowerData({ dir: join(work, 'handover-purged'), stream, schema: 'v1' });
+    const held = mapHex(local.map);
+    // Another schema or stream than the map's: not followed into it.
+    expect(await rejectionCode(follow('handover-purged', stream, { localMap: local.map, schema: 'v2' }))).toBe(
+      'INVALID_ARGUMENT',
+    );
+    await writer.write(20);
+    const jsm = await jetstreamManager(servers.nc);
+    await jsm.streams.purge(stream, { seq: writer.lastSeq }); // keeps only the last message
+    // A checkpoint store is given, yet the map in use is not replaced by a checkpoint or dropped.
+    expect(await rejectionCode(follow('handover-purged', stream, { localMap: local.map }))).toBe('POSITION_PURGED');
+    expect(mapHex(local.map)).toEqual(held);
+    expect(readFollowerState(local.map).position).toBe(40);
+    await local.map.close();
   });
 
   it('refuses a directory that holds records but no follower position', async () => {

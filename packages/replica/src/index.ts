@@ -58,6 +58,11 @@ export {
   readFollowerState,
 } from './follow/follower-meta.js';
 export {
+  type LocalDataOptions,
+  type LocalFollowerData,
+  openLocalFollowerData,
+} from './follow/follower-open.js';
+export {
   DEFAULT_MAX_REPLAY,
   type FollowerLog,
   type FollowerOptions,
@@ -72,3 +77,4 @@ export {
   publishMapCheckpoint,
 } from './follow/publish-checkpoint.js';
 export { planStart, type ReloadReason, type StartFacts, type StartPlan } from './follow/start-plan.js';
+export { WakeablePause } from './pause.js';

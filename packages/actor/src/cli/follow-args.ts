@@ -40,7 +40,9 @@ export const FOLLOW_FLAG_OPTIONS = {
 
 export const FOLLOW_USAGE = `Following a change stream on NATS JetStream (a replica):
   --follow nats://HOST:PORT  follow the stream on this NATS server (repeat for a cluster's nodes);
-                           writes go through the stream and answer once applied here
+                           writes go through the stream and answer once applied here;
+                           NATS unreachable at start: serves DIR's follower data (writes
+                           UNAVAILABLE) and follows on from it once connected
   --stream NAME            the change stream (required with --follow; created if missing)
   --schema ID              schema id of the values (default default); local data or a
                            checkpoint of another schema is not used

@@ -1,27 +1,26 @@
 /**
- * The replica side of `heapless serve --follow`: connects to NATS, makes sure the change stream exists, opens the
- * follower (which decides between local data, a checkpoint and a replay, then consumes the stream into the map),
- * and gives the server what it needs around it: the KV actor's write sink, `/healthz` and `/metrics` figures, and
- * one close for the follower, the publisher and the connection.
+ * The replica side of `heapless serve --follow`: connects to NATS and opens the follower (follow-online.ts), or,
+ * when NATS cannot be reached at start, serves the local data until it can (follow-offline.ts); and gives the
+ * server what it needs around it: the KV actor's write sink, `/healthz` and `/metrics` figures, and one close for
+ * the follower, the publisher and the connection.
  */
 import type { OffHeapMap } from '@heapless/offheap';
 import {
-  ChangePublisher,
-  CheckpointStore,
   connectToNats,
-  ensureChangeStream,
-  Follower,
-  type FollowerLog,
   type FollowerStart,
   type FollowerStatus,
   isReplicaError,
+  openLocalFollowerData,
+  ReplicaError,
 } from '@heapless/replica';
 import type { FastifyBaseLogger } from 'fastify';
 import type { KvActorOptions } from '../kv/kv-actor.js';
 import type { Metrics } from '../server/metrics.js';
 import type { ServeArgs } from './cli-args.js';
 import type { FollowArgs } from './follow-args.js';
-import { LogWriteSink } from './follow-sink.js';
+import { EarlyLog } from './follow-log.js';
+import { OfflineFollowing } from './follow-offline.js';
+import { type FollowerSide, followOnline } from './follow-online.js';
 import { serveEngineOptions } from './serve-config.js';
 
 /** What a following server is made of; {@link close} ends all of it, the map included. */
@@ -35,112 +34,65 @@ export interface Following {
   addMetrics(metrics: Metrics): void;
   /** The follower's state, for `/healthz`. */
   health(): { follower: FollowerStatus };
-  /** Resolves once the follower has applied what the stream holds now. */
+  /**
+   * Resolves once the follower has applied what the stream holds now; at once for a server that started while
+   * NATS was unreachable (it serves its local data, `caughtUp: false`, until it reaches NATS).
+   */
   waitCaughtUp(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Opens the follower of `follow` in `args.data`. Throws the follower's errors (ReplicaError) and the map's. */
+/**
+ * Opens the follower of `follow` in `args.data`. When NATS cannot be reached and `args.data` holds follower data
+ * of the stream and schema, serves that and connects in the background. Throws UNAVAILABLE ("could not connect
+ * ...") when NATS cannot be reached and there is no such data, the follower's other errors (ReplicaError) and the
+ * map's.
+ */
 export async function openFollowing(args: ServeArgs, follow: FollowArgs): Promise<Following> {
   const log = new EarlyLog(args.logLevel);
-  const nc = await connectToNats({ servers: follow.servers });
+  let nc: Awaited<ReturnType<typeof connectToNats>>;
   try {
-    let checkpoints: CheckpointStore | undefined;
-    try {
-      await ensureChangeStream(nc, { name: follow.stream });
-      if (follow.bucket !== undefined) checkpoints = await CheckpointStore.open(nc, { bucket: follow.bucket });
-    } catch (err) {
-      // NATS went away after the connection: a follower with local data serves it meanwhile.
-      if (!isReplicaError(err, 'UNAVAILABLE')) throw err;
-      log.warn({ err: err.message }, 'NATS unavailable at start: no checkpoint store this run');
-    }
-    const follower = await Follower.open({
-      nc,
+    nc = await connectToNats({ servers: follow.servers });
+  } catch (err) {
+    if (!isReplicaError(err, 'UNAVAILABLE')) throw err;
+    const local = await openLocalFollowerData({
       dir: args.data,
       stream: follow.stream,
       schema: follow.schema,
-      ...(follow.maxReplay === undefined ? {} : { maxReplay: follow.maxReplay }),
-      ...(checkpoints === undefined ? {} : { checkpoints }),
-      ...(follow.checkpointEvery === undefined || checkpoints === undefined
-        ? {}
-        : { checkpointEvery: follow.checkpointEvery }),
-      ...(follow.keepCheckpoints === undefined ? {} : { keepCheckpoints: follow.keepCheckpoints }),
       map: { sync: args.sync, engine: serveEngineOptions(args.engine) },
-      log,
+    }).catch((e: unknown) => {
+      throw isReplicaError(e, 'UNAVAILABLE') ? new ReplicaError('UNAVAILABLE', `${err.message}; ${e.message}`) : e;
     });
-    const publisher = new ChangePublisher(nc, {
-      stream: follow.stream,
-      schema: follow.schema,
-      timeoutMs: follow.writeTimeoutMs,
-    });
-    const sink = new LogWriteSink(publisher, follower, follow.writeTimeoutMs);
-    let closing: Promise<void> | undefined;
-    const close = () => {
-      closing ??= (async () => {
-        publisher.close();
-        await follower.close();
-        await nc.close();
-      })();
-      return closing;
-    };
-    return {
-      map: follower.map,
-      start: follower.start,
-      kvOptions: { writeSink: sink, close },
-      attachLog: (target) => log.attach(target),
-      addMetrics: (metrics) => addFollowerMetrics(metrics, follower),
-      health: () => ({ follower: follower.status() }),
-      waitCaughtUp: () => follower.waitCaughtUp(),
-      close,
-    };
-  } catch (err) {
-    await nc.close();
-    throw err;
+    log.warn(
+      { err: err.message, position: local.start.position },
+      'NATS unreachable at start: serving the local data, connecting in the background',
+    );
+    return following(new OfflineFollowing(local, args, follow, log, err), log);
   }
+  return following(await followOnline(nc, args, follow, log), log);
 }
 
-function addFollowerMetrics(metrics: Metrics, follower: Follower): void {
-  metrics.addGauge('heapless_replica_position', 'Last stream sequence applied.', () => follower.status().position);
-  metrics.addGauge('heapless_replica_lag', 'Messages in the stream after the position.', () => follower.status().lag);
-  metrics.addGauge(
-    'heapless_replica_apply_rate',
-    'Messages applied per second (last 5 s).',
-    () => follower.status().applyRate,
-  );
+function following(side: FollowerSide, log: EarlyLog): Following {
+  const close = () => side.close();
+  return {
+    map: side.map,
+    start: side.start,
+    kvOptions: { writeSink: side.sink, close },
+    attachLog: (target) => log.attach(target),
+    addMetrics: (metrics) => addFollowerMetrics(metrics, () => side.status()),
+    health: () => ({ follower: side.status() }),
+    waitCaughtUp: () => side.waitCaughtUp(),
+    close,
+  };
+}
+
+function addFollowerMetrics(metrics: Metrics, status: () => FollowerStatus): void {
+  metrics.addGauge('heapless_replica_position', 'Last stream sequence applied.', () => status().position);
+  // NaN while the stream has not been reached since start: the lag is unknown, not 0.
+  metrics.addGauge('heapless_replica_lag', 'Messages in the stream after the position.', () => status().lag ?? NaN);
+  metrics.addGauge('heapless_replica_apply_rate', 'Messages applied per second (last 5 s).', () => status().applyRate);
   metrics.addGauge('heapless_replica_caught_up', '1 once everything the stream holds is applied.', () =>
-    follower.status().caughtUp ? 1 : 0,
+    status().caughtUp ? 1 : 0,
   );
-  metrics.addGauge('heapless_replica_applied', 'Messages applied since start.', () => follower.status().applied);
-}
-
-/** pino's numbers for the levels a follower logs at. */
-const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: 99 };
-
-/** The follower's log: pino-shaped JSON lines on stdout until the server's logger exists, then that logger. */
-class EarlyLog implements FollowerLog {
-  #target: FastifyBaseLogger | undefined;
-  readonly #min: number;
-
-  constructor(level: string) {
-    this.#min = LEVELS[level] ?? LEVELS.info!;
-  }
-
-  attach(target: FastifyBaseLogger): void {
-    this.#target = target;
-  }
-
-  info(details: object, message: string): void {
-    if (this.#target !== undefined) this.#target.info(details, message);
-    else this.#write(30, details, message);
-  }
-
-  warn(details: object, message: string): void {
-    if (this.#target !== undefined) this.#target.warn(details, message);
-    else this.#write(40, details, message);
-  }
-
-  #write(level: number, details: object, msg: string): void {
-    if (level < this.#min) return;
-    process.stdout.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, ...details, msg })}\n`);
-  }
+  metrics.addGauge('heapless_replica_applied', 'Messages applied since start.', () => status().applied);
 }

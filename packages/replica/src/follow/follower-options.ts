@@ -1,7 +1,7 @@
 /**
  * What a follower is given (its options, checked into settings) and what it tells (how it started, its state).
  */
-import type { MapBatch } from '@heapless/offheap';
+import type { MapBatch, OffHeapMap } from '@heapless/offheap';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { checkName, checkSchemaId } from '../change-format.js';
 import type { ChangeMessage } from '../change-message.js';
@@ -32,6 +32,15 @@ export interface FollowerOptions {
   readonly keepCheckpoints?: number;
   /** How the map is opened (sync, engine tuning, images); not its directory. */
   readonly map?: MapOpenOptions;
+  /**
+   * The map of `dir`, already open and maybe being read (a server that served its local data while NATS could not
+   * be reached; see {@link openLocalFollowerData}). The follower takes it over instead of opening the directory:
+   * it resumes from the map's stored position and never replaces or drops it, whatever `maxReplay` and
+   * `checkpoints` say. When the map cannot resume (another stream or schema: INVALID_ARGUMENT; the stream purged
+   * past its position: POSITION_PURGED; a recreated stream: POSITION_AHEAD) `open` throws and the map stays the
+   * caller's, open; once `open` resolves the follower owns it and closes it.
+   */
+  readonly localMap?: OffHeapMap<string, unknown>;
   /** Most messages per applied batch; default 256. */
   readonly maxBatchMessages?: number;
   /** How long one pull waits for messages (and so how fast a lost node is noticed); default 5 s. */
@@ -77,8 +86,11 @@ export interface FollowerStatus {
   readonly schema: string;
   /** The last sequence applied. */
   readonly position: number;
-  /** Messages known to be in the stream after the position (the newest sequence seen minus the position). */
-  readonly lag: number;
+  /**
+   * Messages known to be in the stream after the position (the newest sequence seen minus the position); null
+   * when the stream has not been reached since start, so the lag is unknown.
+   */
+  readonly lag: number | null;
   /** Whether the follower has applied everything the stream held when it last heard from it, and is reading. */
   readonly caughtUp: boolean;
   /** Messages applied per second over the last few seconds. */

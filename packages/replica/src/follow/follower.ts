@@ -48,7 +48,8 @@ export class Follower {
   private appliedNow: number;
   /** The durability of the last batch written. */
   private durable: Promise<void> = Promise.resolve();
-  private newestSeen: number;
+  /** The newest sequence the stream is known to hold; undefined until the stream has been heard from. */
+  private newestSeen: number | undefined;
   private consumer: ChangeConsumer | undefined;
   private readonly running: Promise<void>;
   private stopping = false;
@@ -60,6 +61,8 @@ export class Follower {
   private rateWindow: { at: number; applied: number }[] = [];
   private lastCheckpointAt: number;
   private checkpointing: Promise<unknown> | undefined;
+  /** The request for the stream's end after an open that could not ask for it (awaited by close). */
+  private learning: Promise<void> | undefined;
   private readonly pause = new WakeablePause();
   /** Whether the NATS connection is up now (its status events), so that an outage shows before a pull notices. */
   private connected = true;
@@ -71,12 +74,12 @@ export class Follower {
     private readonly options: FollowerSettings,
     /** How the follower started. */
     readonly start: FollowerStart,
-    streamLast: number,
+    streamLast: number | undefined,
   ) {
     this.positionNow = start.position;
     this.appliedNow = start.position;
     this.lastCheckpointAt = start.position;
-    this.newestSeen = Math.max(streamLast, start.position);
+    this.newestSeen = streamLast === undefined ? undefined : Math.max(streamLast, start.position);
     this.statusEvents = options.nc.status();
     void this.watchConnection();
     this.running = this.run();
@@ -84,10 +87,12 @@ export class Follower {
 
   /**
    * Opens the local data, decides how to start (see start-plan.ts), loads a checkpoint or drops the data if that is
-   * the decision, and starts consuming. Resolves once consuming has started (not once caught up: see
-   * {@link waitCaughtUp}). Throws INVALID_ARGUMENT (bad options, a directory with records but no follower
-   * metadata), POSITION_PURGED (the stream lost what follows, and there is no checkpoint), POSITION_AHEAD,
-   * UNAVAILABLE (no usable local data and NATS cannot be reached), CHECKPOINT_CORRUPT, the map's open errors.
+   * the decision, and starts consuming; or, given `localMap`, takes that open map over and resumes from its stored
+   * position. Resolves once consuming has started (not once caught up: see {@link waitCaughtUp}). Throws
+   * INVALID_ARGUMENT (bad options, a directory with records but no follower metadata, a `localMap` of another
+   * schema or stream), POSITION_PURGED (the stream lost what follows, and there is no checkpoint or the map is a
+   * `localMap`), POSITION_AHEAD, UNAVAILABLE (no usable local data and NATS cannot be reached),
+   * CHECKPOINT_CORRUPT, the map's open errors. A `localMap` stays the caller's when this throws.
    */
   static async open(options: FollowerOptions): Promise<Follower> {
     const settings = followerSettings(options);
@@ -108,7 +113,7 @@ export class Follower {
   /** The follower's state now. */
   status(): FollowerStatus {
     const lastError = this.consumer?.lastError;
-    const lag = Math.max(0, this.newestSeen - this.positionNow);
+    const lag = this.newestSeen === undefined ? null : Math.max(0, this.newestSeen - this.positionNow);
     return {
       stream: this.options.stream,
       schema: this.options.schema,
@@ -130,7 +135,7 @@ export class Follower {
 
   /** Records that the stream holds `seq` (a write-through publish's acknowledgement), for the lag. */
   noteSequence(seq: number): void {
-    if (seq > this.newestSeen) this.newestSeen = seq;
+    if (this.newestSeen === undefined || seq > this.newestSeen) this.newestSeen = seq;
   }
 
   /**
@@ -166,7 +171,7 @@ export class Follower {
    */
   async waitCaughtUp(timeoutMs?: number): Promise<void> {
     const now = await readStreamPosition(this.options.nc, this.options.stream).catch(() => undefined);
-    await this.waitFor(Math.max(now?.lastSeq ?? 0, this.newestSeen), timeoutMs);
+    await this.waitFor(Math.max(now?.lastSeq ?? 0, this.newestSeen ?? 0), timeoutMs);
   }
 
   /**
@@ -203,11 +208,17 @@ export class Follower {
     this.pause.wake();
     await this.consumer?.close();
     await this.running;
+    await this.learning;
     await this.checkpointing?.catch(() => {});
     await this.lock.catch(() => {});
     await this.durable.catch(() => {});
     this.rejectWaiters(new ReplicaError('CLOSED', 'the follower is closed'));
     await this.map.close();
+  }
+
+  private async learnStreamEnd(): Promise<void> {
+    const now = await readStreamPosition(this.options.nc, this.options.stream).catch(() => undefined);
+    if (now !== undefined) this.noteSequence(now.lastSeq);
   }
 
   private async watchConnection(): Promise<void> {
@@ -234,6 +245,8 @@ export class Follower {
           ...(this.options.fetchExpiresMs === undefined ? {} : { fetchExpiresMs: this.options.fetchExpiresMs }),
         });
         if (this.stopping) await this.consumer.close();
+        // Opened while NATS was unreachable: the lag is unknown until the stream says where it ends.
+        if (this.newestSeen === undefined) this.learning ??= this.learnStreamEnd();
         await this.consumer.done;
       } catch (err) {
         if (this.stopping) break;

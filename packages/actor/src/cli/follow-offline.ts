@@ -1,0 +1,168 @@
+/**
+ * A following server that started while NATS could not be reached (issue 16, "Faults"). It serves its local data
+ * (follower data of the stream and schema followed, opened by `openLocalFollowerData`) read-only, and connects in
+ * the background: each attempt waits at most {@link ATTEMPT_MS}, the pause after a failure grows from
+ * {@link FIRST_PAUSE_MS} to {@link MAX_PAUSE_MS}. Once connected, a follower takes the open map over (the KV actor
+ * goes on reading the same map) and resumes from its stored position, so nothing is missed. Meanwhile `status()`
+ * says `caughtUp: false`, an unknown lag, and since when NATS is unreachable; writes fail at once with
+ * `UNAVAILABLE`. When the stream cannot be followed from the map (purged past its position, recreated, of another
+ * configuration), it stops trying and says why in `failure` and `lastError`, and goes on serving the local data as
+ * it is; a restart with NATS reachable then loads a checkpoint or replays.
+ */
+import { HeaplessError } from '@heapless/client/protocol';
+import {
+  connectToNats,
+  DEFAULT_CHANGE_LIMITS,
+  type FollowerLog,
+  type FollowerStatus,
+  isReplicaError,
+  type LocalFollowerData,
+  type ReplicaErrorCode,
+  WakeablePause,
+} from '@heapless/replica';
+import type { SinkOp, WriteSink } from '../kv/write-sink.js';
+import type { ServeArgs } from './cli-args.js';
+import type { FollowArgs } from './follow-args.js';
+import { type FollowerSide, followOnline, type OnlineFollowing } from './follow-online.js';
+
+/** Longest wait for one connection attempt: a close waits for the attempt in flight, so it stays short. */
+const ATTEMPT_MS = 1_000;
+/** Pause after the first failed attempt in the background (the start's own attempt came just before). */
+const FIRST_PAUSE_MS = 250;
+/** The pause doubles after each failure up to this, so that a long outage costs one attempt every 5 s. */
+const MAX_PAUSE_MS = 5_000;
+
+/**
+ * Why the stream cannot be followed from the map, which no later attempt mends: the stream purged past the map's
+ * position or recreated, of another configuration, or the map not of it. Any other failure of an attempt (NATS or
+ * JetStream not there yet, a refusal that an operator may lift) is tried again after the pause, and shown meanwhile.
+ */
+const CANNOT_RESUME: ReadonlySet<ReplicaErrorCode> = new Set<ReplicaErrorCode>([
+  'POSITION_PURGED',
+  'POSITION_AHEAD',
+  'STREAM_MISMATCH',
+  'INVALID_ARGUMENT',
+]);
+
+/** The replica side of a server serving its local data until it reaches NATS; {@link close} ends it all. */
+export class OfflineFollowing implements FollowerSide {
+  readonly map: LocalFollowerData['map'];
+  readonly start: LocalFollowerData['start'];
+  /** The KV actor's writes: UNAVAILABLE at once until the follower exists, then through the log. */
+  readonly sink: WriteSink;
+  #online: OnlineFollowing | undefined;
+  /** Why the stream cannot be followed from the map; set once, ends the attempts. */
+  #failure: Error | undefined;
+  #lastError: string;
+  #attempts = 1;
+  readonly #since = new Date();
+  readonly #pause = new WakeablePause();
+  #stopping = false;
+  #closing: Promise<void> | undefined;
+  readonly #connecting: Promise<void>;
+
+  /**
+   * Takes over `local` (closed by {@link close}, or by the follower that takes it over) and starts connecting.
+   * `firstError` is why the start's own attempt failed.
+   */
+  constructor(
+    local: LocalFollowerData,
+    private readonly args: ServeArgs,
+    private readonly follow: FollowArgs,
+    private readonly log: FollowerLog,
+    firstError: Error,
+  ) {
+    this.map = local.map;
+    this.start = local.start;
+    this.#lastError = describe(firstError);
+    this.sink = { maxOps: DEFAULT_CHANGE_LIMITS.maxChanges, write: (ops) => this.#write(ops) };
+    this.#connecting = this.#connect();
+  }
+
+  /** The follower's status once it exists; before, the local data's position, not caught up, lag unknown. */
+  status(): FollowerStatus {
+    if (this.#online !== undefined) return this.#online.follower.status();
+    const failure = this.#failure === undefined ? null : describe(this.#failure);
+    return {
+      stream: this.follow.stream,
+      schema: this.follow.schema,
+      position: this.start.position,
+      lag: null,
+      caughtUp: false,
+      applyRate: 0,
+      applied: 0,
+      lastError:
+        failure ??
+        `NATS unreachable since start (${this.#since.toISOString()}; attempts to connect: ${this.#attempts}, ` +
+          `the last: ${this.#lastError})`,
+      failure,
+      start: this.start,
+    };
+  }
+
+  /** At once before the follower exists (the local data is what there is to serve), then the follower's. */
+  waitCaughtUp(): Promise<void> {
+    return this.#online?.follower.waitCaughtUp() ?? Promise.resolve();
+  }
+
+  /**
+   * Stops connecting (a pause ends at once; an attempt in flight, at most {@link ATTEMPT_MS}, or a follower being
+   * opened is waited for), then closes the follower, publisher and connection, or the map alone. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#stopping = true;
+    this.#pause.wake();
+    this.#closing ??= this.#connecting.then(() =>
+      this.#online === undefined ? this.map.close() : this.#online.close(),
+    );
+    return this.#closing;
+  }
+
+  #write(ops: readonly SinkOp[]): Promise<{ sequence: number }> {
+    if (this.#online !== undefined) return this.#online.sink.write(ops);
+    const why =
+      this.#failure === undefined
+        ? `NATS has been unreachable since this server started (${this.#lastError})`
+        : `this server cannot follow its change stream (${describe(this.#failure)})`;
+    return Promise.reject(
+      new HeaplessError('UNAVAILABLE', `the write was not stored in the change log: ${why}; reads serve local data`),
+    );
+  }
+
+  /** Attempts until connected and followed, a failure that retrying cannot mend, or close. */
+  async #connect(): Promise<void> {
+    let pause = FIRST_PAUSE_MS;
+    while (!this.#stopping) {
+      await this.#pause.sleep(pause);
+      if (this.#stopping) return;
+      pause = Math.min(pause * 2, MAX_PAUSE_MS);
+      this.#attempts++;
+      try {
+        const nc = await connectToNats({ servers: this.follow.servers, timeout: ATTEMPT_MS });
+        if (this.#stopping) {
+          await nc.close();
+          return;
+        }
+        this.#online = await followOnline(nc, this.args, this.follow, this.log, this.map);
+        this.log.info(
+          { position: this.start.position, attempts: this.#attempts },
+          'connected to NATS: following the stream from the local position',
+        );
+        return;
+      } catch (err) {
+        if (!isReplicaError(err) || CANNOT_RESUME.has(err.code)) {
+          this.#failure = err as Error;
+          this.log.warn({ err: describe(this.#failure) }, 'the stream cannot be followed: serving the local data');
+          return;
+        }
+        this.#lastError = describe(err);
+      }
+    }
+  }
+}
+
+/** An error as `CODE: message`, so that /healthz shows the stable code. */
+function describe(err: Error): string {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? `${code}: ${err.message}` : err.message;
+}

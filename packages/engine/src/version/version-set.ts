@@ -283,7 +283,8 @@ export class VersionSet {
    * engine that took no writes and ran no compaction). Throws EngineError IO; the old manifest then stays the live one.
    */
   rollAtClose(): boolean {
-    if (this.manifest === undefined || this.editsLogged === 0 || this.manifestEdits <= MANIFEST_ROLL_EDITS) return false;
+    if (this.manifest === undefined || this.editsLogged === 0 || this.manifestEdits <= MANIFEST_ROLL_EDITS)
+      return false;
     this.writeNewManifest();
     return true;
   }

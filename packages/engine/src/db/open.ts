@@ -63,14 +63,16 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
   // A codec that cannot be used here (zstd before Node 22.15, a binding that does not load) fails the open, not the
   // first flush in a worker.
   blockCompressor(opts.compression, opts.zstdLevel);
-  if (opts.createIfMissing) {
+  let exists = VersionSet.exists(dir);
+  if (!exists && opts.createIfMissing) {
     try {
       mkdirSync(dir, { recursive: true });
     } catch (err) {
       throw ioError('creating', dir, err);
     }
+    // Made meanwhile by another opener, which the lock below then refuses or follows.
+    exists = VersionSet.exists(dir);
   }
-  const exists = VersionSet.exists(dir);
   if (!exists && !opts.createIfMissing) {
     throw new EngineError(ErrorCodes.NOT_FOUND, `${dir} does not exist: no database there (createIfMissing is false)`);
   }

@@ -115,10 +115,16 @@ export class VersionSet {
     const m = /^MANIFEST-(\d+)\n$/.exec(name);
     if (!m) throw new CorruptionError(currentPath, 0, 'CURRENT does not name a manifest');
     const path = join(this.dir, name.slice(0, -1));
-    if (!existsSync(path))
-      throw new CorruptionError(currentPath, 0, `CURRENT names ${name.slice(0, -1)}, which is missing`);
     // Every edit was synced before it was acted on: only the last one, cut short, may be one that never counted.
-    const reader = new RecordReader(path, 'cut');
+    let reader: RecordReader;
+    try {
+      reader = new RecordReader(path, 'cut');
+    } catch (err) {
+      // Asked after the failure, not before every read: an open pays no existence check.
+      if (!existsSync(path))
+        throw new CorruptionError(currentPath, 0, `CURRENT names ${name.slice(0, -1)}, which is missing`);
+      throw err;
+    }
     const levels: Map<number, FileMetaData>[] = Array.from({ length: this.numLevels }, () => new Map());
     const tableOffsets = new Map<number, number>();
     let logNumberOffset = 0;

@@ -482,7 +482,8 @@ export class Engine {
 
   /**
    * Waits for running flushes and compactions, closes open iterators, releases snapshots, syncs and closes the WAL,
-   * closes the manifest and every table, stops the worker threads and removes the LOCK. Without a WAL, memtables
+   * rewrites a manifest of many edits as one when this engine appended to it (see `VersionSet.rollAtClose`; an engine
+   * that took no writes writes and syncs nothing), closes the manifest and every table, stops the worker threads and removes the LOCK. Without a WAL, memtables
    * are flushed first so that nothing written is lost. Writes made after `close()` is called reject with CLOSED.
    * Idempotent. Rejects with the first error met (everything is still released).
    */
@@ -515,8 +516,17 @@ export class Engine {
     await this.writes.close();
     // Stalled writes are in the WAL, which is now synced and closed: they are as durable as they can be.
     this.gate.settle();
-    await this.obsolete.settle();
     let firstError: unknown;
+    if (!this.view && !this.gate.error) {
+      // No job runs any more: the manifest's state is final, and the next open should parse it as one edit.
+      try {
+        if (this.versions.rollAtClose()) this.obsolete.collect();
+      } catch (err) {
+        // The old manifest stays the live one: nothing is lost, the next open reads it as it is.
+        firstError = err;
+      }
+    }
+    await this.obsolete.settle();
     try {
       await this.jobs.close();
     } catch (err) {

@@ -10,7 +10,7 @@
 import { readdirSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FileType, parseFileName } from '../base/filenames.js';
+import { FileType, type ListedFile, parseFileName, parseListing } from '../base/filenames.js';
 import type { TableCache } from '../table/table-cache.js';
 import type { VersionSet } from '../version/version-set.js';
 import type { WalRetention } from './wal-retention.js';
@@ -70,23 +70,22 @@ export class ObsoleteFiles {
   }
 
   /**
-   * One pass: starts unlinking every obsolete file in the directory (`listing`: its names, when the caller just read
-   * them) and evicts obsolete tables from the table cache. Never throws: a directory that cannot be read is tried again
+   * One pass: starts unlinking every obsolete file in the directory (`listing`: its engine files, when the caller
+   * just read them) and evicts obsolete tables from the table cache. Never throws: a directory that cannot be read is tried again
    * at the next pass.
    */
-  collect(listing?: readonly string[]): void {
+  collect(listing?: readonly ListedFile[]): void {
     const versions = this.versions;
     const live = versions.liveTableNumbers();
-    let names: readonly string[];
+    let files: readonly ListedFile[];
     try {
-      names = listing ?? readdirSync(this.dir);
+      files = listing ?? parseListing(readdirSync(this.dir));
     } catch {
       return;
     }
-    const keepLogsFrom = this.retention === undefined ? Number.POSITIVE_INFINITY : this.keepLogsFrom(names);
-    for (const name of names) {
-      const f = parseFileName(name);
-      if (!f) continue;
+    const keepLogsFrom = this.retention === undefined ? Number.POSITIVE_INFINITY : this.keepLogsFrom(files);
+    for (const f of files) {
+      const name = f.name;
       let remove = false;
       switch (f.type) {
         case FileType.Log:
@@ -119,8 +118,9 @@ export class ObsoleteFiles {
   }
 
   /** The lowest log number the retention pin or the size budget keeps among the logs in `names`. */
-  private keepLogsFrom(names: readonly string[]): number {
-    const logs = logNumbers(names);
+  private keepLogsFrom(files: readonly ListedFile[]): number {
+    const logs: number[] = [];
+    for (const f of files) if (f.type === FileType.Log) logs.push(f.number);
     const retention = this.retention!;
     return Math.min(retention.keepFrom(logs), retention.keepBySizeFrom(logs, this.versions.logNumber));
   }

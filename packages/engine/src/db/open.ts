@@ -17,7 +17,7 @@
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { EngineError, ErrorCodes, invalidArgument, ioError } from '../base/errors.js';
-import { FileType, logFileName, parseFileName, tableFileName } from '../base/filenames.js';
+import { FileType, type ListedFile, logFileName, parseListing, tableFileName } from '../base/filenames.js';
 import { ValueKind } from '../base/internal-key.js';
 import { type EngineOptions, type ResolvedOptions, resolveOptions } from '../base/options.js';
 import { flushMemtable } from '../compaction/compaction-job.js';
@@ -45,8 +45,8 @@ export interface OpenedDatabase {
   /** The live WAL's file and number (without a WAL: undefined and 0). */
   log: RecordWriter | undefined;
   logNumber: number;
-  /** The directory's names as open found them, for the first pass over obsolete files. */
-  listing: string[];
+  /** The engine's files in the directory as open found them, for the first pass over obsolete files. */
+  listing: ListedFile[];
   /** For a read-only or follower open: the view of the directory, which also holds `versions` and the memtables. */
   view?: LiveView;
 }
@@ -63,14 +63,16 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
   // A codec that cannot be used here (zstd before Node 22.15, a binding that does not load) fails the open, not the
   // first flush in a worker.
   blockCompressor(opts.compression, opts.zstdLevel);
-  if (opts.createIfMissing) {
+  let exists = VersionSet.exists(dir);
+  if (!exists && opts.createIfMissing) {
     try {
       mkdirSync(dir, { recursive: true });
     } catch (err) {
       throw ioError('creating', dir, err);
     }
+    // Made meanwhile by another opener, which the lock below then refuses or follows.
+    exists = VersionSet.exists(dir);
   }
-  const exists = VersionSet.exists(dir);
   if (!exists && !opts.createIfMissing) {
     throw new EngineError(ErrorCodes.NOT_FOUND, `${dir} does not exist: no database there (createIfMissing is false)`);
   }
@@ -81,7 +83,12 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
   const versions = new VersionSet(dir, opts.numLevels);
   try {
     if (exists) versions.recover();
-    const listing = readdirSync(dir);
+    let listing: ListedFile[];
+    try {
+      listing = parseListing(readdirSync(dir));
+    } catch (err) {
+      throw ioError('listing', dir, err);
+    }
     versions.verifyFiles(listing);
     const created: string[] = [];
     try {
@@ -113,13 +120,11 @@ function replayAndRecord(
   dir: string,
   options: ResolvedOptions,
   versions: VersionSet,
-  listing: readonly string[],
+  listing: readonly ListedFile[],
   created: string[],
 ): { mem: Memtable; log: RecordWriter | undefined; logNumber: number } {
   const logs: number[] = [];
-  for (const name of listing) {
-    const f = parseFileName(name);
-    if (!f) continue;
+  for (const f of listing) {
     versions.markFileNumberUsed(f.number);
     if (f.type === FileType.Log && f.number >= versions.logNumber) logs.push(f.number);
   }

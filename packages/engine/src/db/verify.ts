@@ -28,7 +28,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptionError, EngineError, ErrorCodes } from '../base/errors.js';
-import { FileType, parseFileName } from '../base/filenames.js';
+import { FileType, parseFileName, parseListing } from '../base/filenames.js';
 import { RecordReader } from '../record/record-reader.js';
 import { TableReader } from '../table/table-reader.js';
 import { VersionEdit } from '../version/version-edit.js';
@@ -199,7 +199,7 @@ function verifyCurrent(dir: string, problems: VerifyProblem[]): Set<number> | un
     const versions = new VersionSet(dir, MAX_LEVELS);
     try {
       versions.recover();
-      versions.verifyFiles(readdirSync(dir));
+      versions.verifyFiles(parseListing(readdirSync(dir)));
       return versions.liveTableNumbers();
     } catch (err) {
       if (round < MAX_ROUNDS && manifestMark(dir) !== mark) continue;

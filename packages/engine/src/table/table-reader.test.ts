@@ -114,6 +114,28 @@ describe('table reader', () => {
       }
     });
 
+    it(`answers a fresh reader's first gets (through the index block) as later ones (flat index) (${name})`, () => {
+      const es = model(2000);
+      const versions = byUser(es);
+      const path = buildTable(es, options);
+      const cache = new BlockCache({ capacity: 64 * 1024 });
+      // A reader per key (every third, present and absent ones): its first eight gets seek the index block, the
+      // ninth and later the flattened index.
+      const seqs = [0, 9, 10, 14, 15, 25, 34, 1000];
+      for (let i = 0; i < 2001; i += 3) {
+        const user = enc.encode(i === 1998 ? 'zzz' : `key${String(i).padStart(5, '0')}`);
+        const r = TableReader.open(path, { fileNumber: 1, cache });
+        try {
+          for (const pass of ['index block', 'flat index']) {
+            for (const seq of seqs)
+              expect(show(r.get(user, seq)), `${i}@${seq} ${pass}`).toBe(expected(versions, user, seq));
+          }
+        } finally {
+          r.close();
+        }
+      }
+    });
+
     it(`iterates both ways and seeks (${name})`, () => {
       const es = model(1200);
       const path = buildTable(es, options);

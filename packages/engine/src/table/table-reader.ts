@@ -33,6 +33,24 @@ import { decodeProperties, type TableProperties } from './table-properties.js';
 const TAIL_READ_BYTES = 64 * 1024;
 
 /**
+ * Point gets a reader answers by seeking its index block before it decodes the index into flat arrays: enough that a
+ * reader opened for a get or two skips the pass over every index entry (a 2 MiB table's ~500), few enough that a
+ * long-lived one soon searches the arrays.
+ */
+const FLATTEN_INDEX_AFTER = 8;
+
+/** `getInBlock`'s answer when the key is past the block's last entry. */
+const NOT_IN_BLOCK: unique symbol = Symbol('heapless.not-in-block');
+
+/** The index block as flat arrays (see `TableReader.flatIndex`). */
+interface FlatIndex {
+  keys: Uint8Array;
+  starts: Uint32Array;
+  offsets: Float64Array;
+  sizes: Float64Array;
+}
+
+/**
  * What `TableReader.get` returns for a user key that the table holds as a deletion (a tombstone). Compare with `===`.
  */
 export const DELETED: unique symbol = Symbol('heapless.deleted');
@@ -103,14 +121,14 @@ export class TableReader {
   /** Where the data blocks end: offsets at or past it are not data. */
   private readonly dataEnd: number;
   /**
-   * The index block decoded once, for point gets: separator i is `indexKeys[indexKeyStarts[i]..indexKeyStarts[i+1])`
-   * and its data block is (blockOffsets[i], blockSizes[i]). A get then binary-searches flat arrays instead of decoding
-   * index entries and handles on every probe.
+   * The index block decoded once, for point gets, after {@link FLATTEN_INDEX_AFTER} of them: separator i is
+   * `keys[starts[i]..starts[i+1])` and its data block is (offsets[i], sizes[i]). A get then binary-searches flat
+   * arrays instead of decoding index entries and handles on every probe. Until then (undefined) gets seek the index
+   * block itself: a reader opened for one get (an open, a get, a close) never pays the pass over every entry.
    */
-  private readonly indexKeys: Uint8Array;
-  private readonly indexKeyStarts: Uint32Array;
-  private readonly blockOffsets: Float64Array;
-  private readonly blockSizes: Float64Array;
+  private flatIndex: FlatIndex | undefined;
+  /** Point gets that reached the index before it was flattened. */
+  private indexLookups = 0;
   // Scratch for point gets, owned by this reader.
   private readonly getIndexIter: BlockIterator;
   private readonly getDataIter: BlockIterator;
@@ -143,8 +161,14 @@ export class TableReader {
     this.dataEnd = properties.dataSize;
     this.getIndexIter = new BlockIterator(index);
     this.getDataIter = new BlockIterator();
-    // Flatten the index (its handles are checked here, so a bad one fails the open): one pass sizes the arrays, one
-    // fills them. Nothing is allocated per entry: keys are copied byte by byte, not through subarray views.
+  }
+
+  /**
+   * Decodes the index into flat arrays (its handles are checked here, so a bad one fails the get that flattens): one
+   * pass sizes the arrays, one fills them. Nothing is allocated per entry: keys are copied byte by byte, not through
+   * subarray views.
+   */
+  private flattenIndex(): FlatIndex {
     const it = this.getIndexIter;
     let n = 0;
     let keyBytes = 0;
@@ -154,14 +178,14 @@ export class TableReader {
     }
     const keys = new Uint8Array(keyBytes);
     const starts = new Uint32Array(n + 1);
-    this.blockOffsets = new Float64Array(n);
-    this.blockSizes = new Float64Array(n);
+    const offsets = new Float64Array(n);
+    const sizes = new Float64Array(n);
     let i = 0;
     let at = 0;
     for (it.seekToFirst(); it.valid(); it.next()) {
       this.decodeHandle(it);
-      this.blockOffsets[i] = this.handle.offset;
-      this.blockSizes[i] = this.handle.size;
+      offsets[i] = this.handle.offset;
+      sizes[i] = this.handle.size;
       const kl = it.keyLength();
       const kb = it.keyBuffer();
       for (let j = 0; j < kl; j++) keys[at + j] = kb[j]!;
@@ -169,8 +193,8 @@ export class TableReader {
       at += kl;
     }
     starts[n] = at;
-    this.indexKeys = keys;
-    this.indexKeyStarts = starts;
+    this.flatIndex = { keys, starts, offsets, sizes };
+    return this.flatIndex;
   }
 
   /**
@@ -297,9 +321,21 @@ export class TableReader {
 
     // The first block whose separator is >= target holds the answer if any block does; the loop only moves on when
     // the target falls between a block's last key and its separator.
-    const keys = this.indexKeys;
-    const starts = this.indexKeyStarts;
-    const n = this.blockOffsets.length;
+    let flat = this.flatIndex;
+    if (flat === undefined) {
+      if (++this.indexLookups <= FLATTEN_INDEX_AFTER) {
+        const index = this.getIndexIter;
+        for (index.seekAt(target, 0, klen); index.valid(); index.next()) {
+          this.decodeHandle(index);
+          const found = this.getInBlock(this.handle.offset, this.handle.size, target, klen, userKey, copy);
+          if (found !== NOT_IN_BLOCK) return found;
+        }
+        return undefined;
+      }
+      flat = this.flattenIndex();
+    }
+    const { keys, starts, offsets, sizes } = flat;
+    const n = offsets.length;
     let lo = 0;
     let hi = n;
     while (lo < hi) {
@@ -308,26 +344,42 @@ export class TableReader {
       if (compareInternalAt(keys, ks, starts[mid + 1]! - ks, target, 0, klen) < 0) lo = mid + 1;
       else hi = mid;
     }
-    const data = this.getDataIter;
     for (let i = lo; i < n; i++) {
-      const block = this.blockAt(this.blockOffsets[i]!, this.blockSizes[i]!);
-      data.reset(block);
-      data.seekAt(target, 0, klen);
-      if (data.valid()) {
-        const kb = data.keyBuffer();
-        const kl = data.keyLength();
-        if (kl - TRAILER_SIZE !== ulen || compareBytesAt(kb, 0, ulen, userKey, 0, ulen) !== 0) return undefined;
-        const kind = kb[kl - 1];
-        if (kind === ValueKind.Value) {
-          const at = data.valueOffsetInBlock();
-          const end = at + data.valueLength();
-          return copy ? block.data.slice(at, end) : block.data.subarray(at, end);
-        }
-        if (kind === ValueKind.Deletion) return DELETED;
-        throw new CorruptionError(this.path, block.fileOffset, `unknown value kind ${kind}`);
-      }
+      const found = this.getInBlock(offsets[i]!, sizes[i]!, target, klen, userKey, copy);
+      if (found !== NOT_IN_BLOCK) return found;
     }
     return undefined;
+  }
+
+  /**
+   * `get`'s probe of the data block at `offset` (`size` bytes) for the internal key `target[0..klen)`:
+   * {@link NOT_IN_BLOCK} when every key of the block is below it (the answer, if any, is in the next block).
+   */
+  private getInBlock(
+    offset: number,
+    size: number,
+    target: Uint8Array,
+    klen: number,
+    userKey: Uint8Array,
+    copy: boolean,
+  ): GetResult | typeof NOT_IN_BLOCK {
+    const data = this.getDataIter;
+    const block = this.blockAt(offset, size);
+    data.reset(block);
+    data.seekAt(target, 0, klen);
+    if (!data.valid()) return NOT_IN_BLOCK;
+    const ulen = userKey.length;
+    const kb = data.keyBuffer();
+    const kl = data.keyLength();
+    if (kl - TRAILER_SIZE !== ulen || compareBytesAt(kb, 0, ulen, userKey, 0, ulen) !== 0) return undefined;
+    const kind = kb[kl - 1];
+    if (kind === ValueKind.Value) {
+      const at = data.valueOffsetInBlock();
+      const end = at + data.valueLength();
+      return copy ? block.data.slice(at, end) : block.data.subarray(at, end);
+    }
+    if (kind === ValueKind.Deletion) return DELETED;
+    throw new CorruptionError(this.path, block.fileOffset, `unknown value kind ${kind}`);
   }
 
   /** False only if the table certainly holds no entry for `userKey` (bloom filter; true when there is none). */

@@ -86,7 +86,9 @@ export class VersionEdit {
   /** Decodes an edit read from `file` at `offset`. Throws CorruptionError on any malformed field. */
   static decode(bytes: Uint8Array, file: string, offset: number): VersionEdit {
     const edit = new VersionEdit();
-    const r = new Reader(bytes, file, offset);
+    // One copy of the record, which the files' smallest and largest keys are views of: the record is a view of the
+    // log's bytes, which they must not keep alive, and a copy per key costs an allocation per key at every open.
+    const r = new Reader(bytes.slice(), file, offset);
     while (!r.done()) {
       const tag = r.varint();
       switch (tag) {
@@ -145,6 +147,6 @@ class Reader {
     const at = this.pos[0]!;
     if (at + n > this.buf.length) throw new CorruptionError(this.file, this.offset, 'truncated key in version edit');
     this.pos[0] = at + n;
-    return this.buf.slice(at, at + n);
+    return this.buf.subarray(at, at + n);
   }
 }

@@ -268,9 +268,10 @@ describe('heapless serve --follow', () => {
     ka.close();
     await stop(a);
     const last = await produce(stream, [[setChange('k10', pack(10))], [setChange('k11', pack(11))]]);
-    const jsm = await jetstreamManager(await connectToNats({ servers: nats.urls }));
+    const nc = await connectToNats({ servers: nats.urls });
+    const jsm = await jetstreamManager(nc);
     await jsm.streams.purge(stream, { seq: last }); // keeps only the last message
-    await jsm.nc.close();
+    await nc.close();
     await withNatsDown(async () => {
       const off = await follower('off-purged', stream);
       await nats.nodes[0]!.start();

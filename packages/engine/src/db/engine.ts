@@ -35,7 +35,7 @@ import { amplification, hitRate, propertyValue, type TableInfo, tablesOf } from 
 import { readOnlyError } from './read-only.js';
 import { type ReadOptions, ReadPath, toKey } from './read-path.js';
 import { type Snapshot, SnapshotList } from './snapshot.js';
-import { readUpdatesSince, type UpdateBatch, type UpdatesSince } from './updates-since.js';
+import { readUpdatesSince, recoveredUpdatesSince, type UpdateBatch, type UpdatesSince } from './updates-since.js';
 import { WalRetention } from './wal-retention.js';
 import { type Bytes, WriteBatch } from './write-batch.js';
 import { WriteGate } from './write-gate.js';
@@ -120,6 +120,11 @@ export class Engine {
   private readonly reads: ReadPath;
   private readonly periodic: PeriodicCompaction;
   private closing: Promise<void> | undefined;
+  /**
+   * The batches the open replayed after the `retainWalAfter` pin (open.ts), until the first `updatesSince` (or a
+   * move of the pin) lets go of them; undefined after, or when there were none.
+   */
+  private recovered: { batches: UpdateBatch[]; last: number } | undefined;
 
   /** Assembles the engine from what `openDatabase` recovered, and starts its background work. */
   private constructor(db: OpenedDatabase) {
@@ -137,6 +142,7 @@ export class Engine {
       pathOf: db.view && ((n) => db.view!.tables.pathOf(n)),
     });
     this.memtables = db.view?.memtables ?? new MemtableSet(db.mem, db.logNumber);
+    this.recovered = db.recovered.length > 0 ? { batches: db.recovered, last: versions.lastSequence } : undefined;
     this.gate = new WriteGate(this.memtables, versions, options);
     this.retention = new WalRetention(
       dir,
@@ -333,12 +339,20 @@ export class Engine {
    * The writes after sequence `after`, read back from the WALs this engine still has (the live one, the frozen
    * memtables', and older ones a retention pin kept; see `retainWalAfter`), as `{ ok: true, batches, updates }`
    * (decode them with `forEachUpdate`), or `{ ok: false, reason }` when they are not all there any more (no WAL, a
-   * log deleted or damaged). Only writes acknowledged before the call are included. Rejects with CLOSED.
+   * log deleted or damaged). Only writes acknowledged before the call are included. The first call after an open
+   * with a `retainWalAfter` pin, before any write, is answered from the batches the open's replay read (no log is
+   * read again) when they cover it. Rejects with CLOSED.
    */
   async updatesSince(after: number): Promise<UpdatesSince> {
     if (this.closing) throw closedError(`engine ${this.location}`);
     if (!this.writes.logged) return { ok: false, reason: 'the engine keeps no WAL (wal: false)' };
     const last = this.versions.lastSequence;
+    const recovered = this.recovered;
+    this.recovered = undefined;
+    if (recovered !== undefined && recovered.last === last) {
+      const answer = recoveredUpdatesSince(recovered.batches, after, last);
+      if (answer !== undefined) return answer;
+    }
     await this.writes.written();
     return readUpdatesSince(this.location, after, last);
   }
@@ -372,6 +386,7 @@ export class Engine {
    */
   retainWalAfter(after: number | undefined): void {
     if (this.closing) throw closedError(`engine ${this.location}`);
+    this.recovered = undefined;
     this.retention.set(after);
     this.obsolete.collect();
   }

@@ -31,6 +31,7 @@ import { builderOptions } from './background.js';
 import type { LiveView } from './live-view.js';
 import { LockFile } from './lock-file.js';
 import { openReadOnly } from './read-only.js';
+import type { UpdateBatch } from './updates-since.js';
 import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
 
 /** An opened, recovered database: what the engine is assembled from. The engine takes ownership of all of it. */
@@ -47,6 +48,12 @@ export interface OpenedDatabase {
   logNumber: number;
   /** The engine's files in the directory as open found them, for the first pass over obsolete files. */
   listing: ListedFile[];
+  /**
+   * With a `retainWalAfter` pin: the batches the replay read that hold writes after the pin, in order (views of the
+   * logs' bytes, read once), for the first `updatesSince` to answer from instead of reading the logs again. Empty
+   * without a pin.
+   */
+  recovered: UpdateBatch[];
   /** For a read-only or follower open: the view of the directory, which also holds `versions` and the memtables. */
   view?: LiveView;
 }
@@ -92,8 +99,9 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
     versions.verifyFiles(listing);
     const created: string[] = [];
     try {
-      const { mem, log, logNumber } = replayAndRecord(dir, opts, versions, listing, created);
-      return { dir, options: opts, lock, versions, mem, log, logNumber, listing };
+      const recovered: UpdateBatch[] = [];
+      const { mem, log, logNumber } = replayAndRecord(dir, opts, versions, listing, created, recovered);
+      return { dir, options: opts, lock, versions, mem, log, logNumber, listing, recovered };
     } catch (err) {
       for (const path of created) {
         try {
@@ -114,7 +122,8 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
 /**
  * Recovery's writing part: replays the logs the manifest still needs, then either keeps the manifest and the last
  * log as they are (a clean close) or writes the replayed writes to level-0 tables and records them and a new WAL in
- * a fresh manifest. Every file it creates is listed in `created` before it is written.
+ * a fresh manifest. Every file it creates is listed in `created` before it is written; the batches holding writes
+ * after the `retainWalAfter` pin are added to `recovered`.
  */
 function replayAndRecord(
   dir: string,
@@ -122,7 +131,9 @@ function replayAndRecord(
   versions: VersionSet,
   listing: readonly ListedFile[],
   created: string[],
+  recovered: UpdateBatch[],
 ): { mem: Memtable; log: RecordWriter | undefined; logNumber: number } {
+  const pin = options.retainWalAfter;
   const logs: number[] = [];
   for (const f of listing) {
     versions.markFileNumberUsed(f.number);
@@ -161,6 +172,8 @@ function replayAndRecord(
       }
       const seq = batchSequence(rec);
       replayBatch(rec, rec.length, seq, handler, cursor, path, reader.recordOffset);
+      // A record is its own bytes (a view of the log read whole, or a copy of a record split across blocks).
+      if (pin >= 0 && seq + count - 1 > pin) recovered.push({ sequence: seq, count, rep: rec });
       if (count > 0 && seq + count - 1 > maxSequence) maxSequence = seq + count - 1;
     }
     logEnd = reader.validLength === reader.fileSize ? reader.fileSize : -1;

@@ -33,6 +33,7 @@ export function openReadOnly(dir: string, options: ResolvedOptions): OpenedDatab
     log: undefined,
     logNumber: 0,
     listing: [],
+    recovered: [],
     view,
   };
 }

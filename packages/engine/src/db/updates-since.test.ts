@@ -1,4 +1,13 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -86,6 +95,33 @@ describe('updatesSince and WAL retention', () => {
     await db.close();
     db = await Engine.open(dir);
     expect(await since(db, pin)).toMatch(/no longer in the WAL|no log holds/);
+    await db.close();
+  });
+
+  it('answers the first updatesSince after a pinned open from the batches its replay read, not the logs', async () => {
+    let db = await Engine.open(dir);
+    await writeSome(db, 20, 1000);
+    const pin = db.stats().lastSequence;
+    db.retainWalAfter(pin);
+    const after = await writeSome(db, 200, 1000, 20);
+    await db.close(); // a clean close: the next open replays the log into its memtable
+    db = await Engine.open(dir, { retainWalAfter: pin });
+    // With the logs moved away, only what the open read can answer.
+    const moved = join(dir, 'moved');
+    mkdirSync(moved);
+    const names = logs(dir);
+    for (const name of names) renameSync(join(dir, name), join(moved, name));
+    expect(await since(db, pin + 5)).toEqual(after.slice(5));
+    // That answer let go of them: the next one reads the logs.
+    expect(await since(db, pin)).toMatch(/no log holds/);
+    for (const name of names) renameSync(join(moved, name), join(dir, name));
+    expect(await since(db, pin)).toEqual(after);
+    await db.close();
+    // A call asking for more than the replay kept (before the pin) reads the logs.
+    db = await Engine.open(dir, { retainWalAfter: pin });
+    for (const name of names) renameSync(join(dir, name), join(moved, name));
+    expect(await since(db, pin - 1)).toMatch(/no log holds/);
+    for (const name of names) renameSync(join(moved, name), join(dir, name));
     await db.close();
   });
 

@@ -98,6 +98,24 @@ function firstLogToRead(dir: string, logs: readonly number[], after: number): nu
   return 0;
 }
 
+/**
+ * The answer to `updatesSince(after)` from `batches` (consecutive batches read from the logs, none after `last`), or
+ * undefined when they do not reach back to the write after `after`. As with `readUpdatesSince`, the logs may end
+ * before `last` (a checkpoint's copy).
+ */
+export function recoveredUpdatesSince(
+  batches: readonly UpdateBatch[],
+  after: number,
+  last: number,
+): UpdatesSince | undefined {
+  if (after >= last) return { ok: true, batches: [], updates: 0 };
+  let first = 0;
+  while (first < batches.length && batches[first]!.sequence + batches[first]!.count - 1 <= after) first++;
+  if (first === batches.length || batches[first]!.sequence > after + 1) return undefined;
+  const end = batches[batches.length - 1]!;
+  return { ok: true, batches: batches.slice(first), updates: end.sequence + end.count - 1 - after };
+}
+
 function gap(after: number, seq: number, log: number): string {
   return `the writes after sequence ${after} are no longer in the WAL (the oldest log kept, ${log}, starts at ${seq})`;
 }

@@ -59,7 +59,7 @@ describe('periodic map images', () => {
     expect(cp.imageSequence).toBeGreaterThan(0);
     await map.close();
     const again = await OffHeapMap.open<string, Value>({ dir: copy, engine: SMALL_ENGINE });
-    expect(again.openStats).toEqual({ source: 'image', replayed: 40, imageRejected: null });
+    expect(again.openStats).toEqual({ source: 'image', replayed: 40, replayPages: 0, imageRejected: null });
     expectEqual(again, model);
     await again.close();
   });

@@ -97,6 +97,26 @@ export class MapIndex {
     return slot;
   }
 
+  /**
+   * `find` for a key given as the engine holds it, `engineKey`: the namespace byte, then the key's bytes (UTF-8 for
+   * a string key, which hashes and compares like its string). No string is made and nothing is checked.
+   */
+  findEngineKey(engineKey: Uint8Array): number {
+    const len = engineKey.length - 1;
+    const h = hashBytes(engineKey, 1, len);
+    this.keyHash = h;
+    this.keyLength = len;
+    let slot = this.table.findBytes(h, engineKey, 1, len, this.arena);
+    if (slot >= 0) {
+      this.foundTable = this.table;
+      return slot;
+    }
+    if (this.old === null) return -1;
+    slot = this.old.findBytes(h, engineKey, 1, len, this.arena);
+    if (slot >= 0) this.foundTable = this.old;
+    return slot;
+  }
+
   /** The location in `slot` of the table `find` found the key in. */
   foundLocation(slot: number): number {
     return this.foundTable.slots[slot * 2 + 1]!;

@@ -24,6 +24,7 @@ import {
   EnginePersistence,
   FORMAT_VERSION,
   type ImageTag,
+  imageDirectoryState,
   type MapMeta,
   type MapPersistence,
   NS_DATA,
@@ -35,7 +36,7 @@ import { MapCodec } from './map-codec.js';
 import { capacityFor, MapIndex } from './map-index.js';
 import type { MapSource, OffHeapMapOpenOptions, OffHeapMapOptions } from './map-options.js';
 import { MapParallel } from './map-parallel.js';
-import { applySuffix, imageForReplay, LOGS_GONE, type ReplaySuffix, replaySuffix } from './map-replay.js';
+import { applySuffix, decodeSuffix, LOGS_GONE, type ReplaySuffix, replaySuffix } from './map-replay.js';
 import { MapSharing } from './map-sharing.js';
 import { MapStore } from './map-store.js';
 import { Seqlock } from './seqlock.js';
@@ -52,6 +53,8 @@ export interface MapOrigin {
   readonly imageRejected: string | null;
   /** Writes replayed from the engine's WAL onto the image (0 for a current image, a scan or a memory map). */
   readonly replayed: number;
+  /** Pages of a mapped image made private in bulk before those writes (map-replay.ts; 0: none). */
+  readonly replayPages: number;
 }
 
 /** Everything a map is made of, handed whole to its constructor. */
@@ -135,7 +138,13 @@ function assemble<F extends FieldSpec>(
   };
 }
 
-const IN_MEMORY: MapOrigin = { loadedFrom: 'memory', imageLoader: null, imageRejected: null, replayed: 0 };
+const IN_MEMORY: MapOrigin = {
+  loadedFrom: 'memory',
+  imageLoader: null,
+  imageRejected: null,
+  replayed: 0,
+  replayPages: 0,
+};
 
 /** The parts of an empty memory-only map. Throws INVALID_ARGUMENT on bad options. */
 export function memoryParts<F extends FieldSpec>(options: OffHeapMapOptions<F>): MapParts<F> {
@@ -179,17 +188,28 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
       useImage ? { dir: options.dir, meta, loadedSequence: fromImage ? image.sequence : -1 } : null,
     );
     if (fromImage) {
-      const origin = { loadedFrom: 'image', imageLoader: loader, imageRejected: null, replayed: 0 } as const;
-      const parts = assemble(s, state.structures, 0, persistence, origin);
+      const origin: MapOrigin = {
+        loadedFrom: 'image',
+        imageLoader: loader,
+        imageRejected: null,
+        replayed: 0,
+        replayPages: 0,
+      };
+      // The meta keys as of the image, then as the writes after it left them (map-replay.ts).
+      const writes = replay === null ? null : decodeSuffix(replay, s.keys === 'string', s.structType?.size ?? null);
+      const current = writes?.metaChanged === true ? await prepareDirectory(engine, meta) : state;
+      const parts = assemble(s, writes?.structures ?? current.structures, 0, persistence, origin);
       restoreImage(parts, image);
-      const replayed = replay === null ? 0 : applySuffix(parts, replay);
-      return withImages({ ...parts, origin: { ...origin, replayed } }, persistence, options.dir, every);
+      const applied = writes === null ? null : applySuffix(parts, writes, loader === 'mapped');
+      const replayed = { replayed: applied?.writes ?? 0, replayPages: applied?.pages ?? 0 };
+      return withImages({ ...parts, origin: { ...origin, ...replayed } }, persistence, options.dir, every);
     }
     const parts = assemble(s, state.structures, Math.max(s.capacity, state.countHint), persistence, {
       loadedFrom: 'scan',
       imageLoader: null,
       imageRejected: image,
       replayed: 0,
+      replayPages: 0,
     });
     await loadFromEngine(engine, parts, options.loadBufferBytes ?? LOAD_BUFFER_BYTES);
     return withImages(parts, persistence, options.dir, every);
@@ -352,12 +372,21 @@ async function directoryAndImage(
   if (typeof current !== 'string')
     return { state: current, image: pending.finish(), replay: null, loader: pending.loader };
   if (typeof replay !== 'string') {
-    // The engine's meta keys, not the image's: the writes after it may have added structures.
-    const state = await prepareDirectory(engine, want);
-    const loading = imageForReplay(engine.location, pending, replay.updates);
-    const image = loading === null ? 'image changed while it was loaded' : loading.finish();
-    if (typeof image !== 'string') return { state, image, replay, loader: loading!.loader };
-    return { state, image: `${current}; ${image}`, replay: null, loader: 'read' };
+    // The image's meta keys: the caller applies what the writes after it changed (structures added).
+    let state: DirectoryState | string;
+    try {
+      state = imageDirectoryState(engine, want, pending.meta);
+    } catch (err) {
+      pending.drop();
+      throw err;
+    }
+    if (typeof state === 'string') {
+      pending.drop();
+      return { state: await prepareDirectory(engine, want), image: state, replay: null, loader: 'read' };
+    }
+    const image = pending.finish();
+    if (typeof image !== 'string') return { state, image, replay, loader: pending.loader };
+    return { state: await prepareDirectory(engine, want), image: `${current}; ${image}`, replay: null, loader: 'read' };
   }
   pending.drop();
   if (replay.startsWith(LOGS_GONE)) {

@@ -57,6 +57,11 @@ export interface MapOpenStats {
   readonly source: MapSource;
   /** Engine writes replayed from the WAL onto the image (an image written while the map ran, then a crash). */
   readonly replayed: number;
+  /**
+   * Pages of the mapped image made private in one go before those writes (only the pages they write; 0 for a small
+   * replay, an image read into fresh memory, or without the native helper).
+   */
+  readonly replayPages: number;
   /** Why the image was not used, when the open scanned. */
   readonly imageRejected: string | null;
 }

@@ -55,6 +55,16 @@ export class MapStore {
     this.write(engineKey, -1, value, value.length, 1);
   }
 
+  /**
+   * Applies a write read back from the engine's WAL (a crash replay): `engineKey` is the namespace byte then the
+   * key, `value` its new value or undefined for a delete. Throws KEY_TOO_LARGE or VALUE_TOO_LARGE as `put`.
+   */
+  replay(engineKey: Uint8Array, value: Uint8Array | undefined): void {
+    const slot = this.index.findEngineKey(engineKey);
+    if (value !== undefined) this.write(engineKey, slot, value, value.length, 1);
+    else if (slot >= 0) this.remove(slot);
+  }
+
   /** Deletes the record in `slot`, which `index.find` just returned. */
   remove(slot: number): void {
     const index = this.index;
@@ -72,8 +82,9 @@ export class MapStore {
   }
 
   /**
-   * The write behind `put` and `load`: `slot` is the key's slot from `find` (-1: absent), `keyOff` where a byte key's
-   * bytes start (1 for engine keys, which carry a namespace byte; such a key is placed without `find`).
+   * The write behind `put`, `load` and `replay`: `slot` is the key's slot from `find` (-1: absent), `keyOff` where a
+   * byte key's bytes start (1 for engine keys, which carry a namespace byte; an absent one is placed by a probe of
+   * its own).
    */
   private write(key: MapKey, slot: number, src: Uint8Array, vlen: number, keyOff: number): number {
     const index = this.index;

@@ -353,7 +353,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   /** How the last open filled the map: from its image (and how many WAL writes it replayed onto it), or a scan. */
   get openStats(): MapOpenStats {
     const o = this.origin;
-    return { source: o.loadedFrom, replayed: o.replayed, imageRejected: o.imageRejected };
+    return { source: o.loadedFrom, replayed: o.replayed, replayPages: o.replayPages, imageRejected: o.imageRejected };
   }
 
   /** Counters of the images written while the map runs (see `imageEvery`), or undefined when it keeps none. */

@@ -5,11 +5,15 @@
  *
  * One image, in order (each step crash safe, see FORMAT.md §10):
  *
+ *   0. freeze the engine's memtable (a flush, awaited at the end): the writes before the image go to a level-0
+ *      table, so that an open after a crash replays into the memtable only what followed the image, not the rest of
+ *      a memtable of writes the image already holds (the flush rotates the WAL: the tag below opens the new one)
  *   1. put a fresh 16-byte id under the map's `image` meta key, with sync: this write, at sequence S, tags the image
  *   2. capture: the map's memory (index table, arena segments, allocation state) written to MAPIMAGE.tmp with the
  *      header naming id and S — synchronously, so no write of the map falls in the middle; this is the writer's pause
  *   3. once the tag is fsynced: fsync MAPIMAGE.tmp, rename it over MAPIMAGE, fsync the directory
  *   4. move the engine's WAL pin to S - 1 (`retainWalAfter`): the logs the previous image needed may go
+ *   5. wait for the flush of step 0
  *
  * A kill before 3's rename leaves the previous image and the logs it needs (the pin still holds them); after it, the
  * new image, whose tag and every write before it are in the WAL. A torn MAPIMAGE.tmp is never read.
@@ -169,6 +173,9 @@ export class ImageSchedule {
     const p = this.persistence;
     const engine = p.engine;
     const id = randomBytes(16);
+    // Images come once per many memtables (64 MiB against 4 MiB by default): one more flush each costs little.
+    const flushed = engine.flush();
+    flushed.catch(() => {}); // awaited below, unless a step before throws first
     const tagged = engine.put(IMAGE_KEY, id, { sync: true });
     tagged.catch(() => {}); // awaited below, unless the capture throws first
     const sequence = engine.stats().lastSequence;
@@ -188,6 +195,7 @@ export class ImageSchedule {
     await syncPath(this.dir, 'r');
     p.imageSequence = sequence;
     engine.retainWalAfter(sequence - 1);
+    await flushed;
     this.stats.written++;
   }
 }

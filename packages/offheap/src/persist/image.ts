@@ -154,13 +154,6 @@ export interface PendingImage {
    * Releases the file and the checksum thread.
    */
   finish(): ImageContent | string;
-  /**
-   * Readies the sections for many scattered writes (a crash replay onto the image): a mapped image's pages are
-   * copied into this process's memory in bulk ({@link NativeHelpers.populate}) rather than one page fault per first
-   * write. False where that cannot be done (no MADV_POPULATE_WRITE); the image is still usable as it was. Plain
-   * reads fill fresh memory, so a read image is always ready.
-   */
-  prepareForWrites(): boolean;
   /** Releases the file and the checksum thread of an image that will not be used. */
   drop(): void;
 }
@@ -332,10 +325,6 @@ abstract class LoadingImage implements PendingImage {
 
   abstract finish(): ImageContent | string;
 
-  prepareForWrites(): boolean {
-    return true;
-  }
-
   drop(): void {
     closeSync(this.fd);
   }
@@ -375,11 +364,6 @@ class NativeImage extends LoadingImage {
     const bad = this.header.sections.findIndex((s, i) => s.checksum !== sums[i]);
     if (bad >= 0) return `image checksum mismatch in section ${bad}`;
     return contentOf(this.header, this.buffers);
-  }
-
-  override prepareForWrites(): boolean {
-    if (this.helpers.populate === null) return false;
-    return this.helpers.populate(this.header.sections.map((s, i) => new Uint8Array(this.buffers[i]!, 0, s.fileBytes)));
   }
 
   override drop(): void {

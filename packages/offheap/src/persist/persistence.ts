@@ -183,13 +183,23 @@ export function directoryFromImage(
   want: MapMeta,
   image: { id: Uint8Array; sequence: number; meta: Uint8Array },
 ): DirectoryState | string {
-  const id = engine.getSync(IMAGE_KEY);
-  if (id === undefined || !Buffer.from(id).equals(image.id)) return 'image id differs from the engine';
+  // The sequence first: an image that is not current (a crash) is told without a read of the engine, whose first
+  // read after a replay indexes its whole memtable.
   const sequence = engine.stats().lastSequence;
   if (sequence !== image.sequence) return `image is of sequence ${image.sequence}, the engine is at ${sequence}`;
+  const id = engine.getSync(IMAGE_KEY);
+  if (id === undefined || !Buffer.from(id).equals(image.id)) return 'image id differs from the engine';
+  return imageDirectoryState(engine, want, image.meta);
+}
+
+/**
+ * The directory state a map image's metadata records (the engine's meta keys as of the image), or why it does not
+ * decode. Throws INCOMPATIBLE when the map it records cannot be opened as `want`.
+ */
+export function imageDirectoryState(engine: Engine, want: MapMeta, imageMeta: Uint8Array): DirectoryState | string {
   let stored: { meta: MapMeta; structures: Structures };
   try {
-    stored = unpack(image.meta) as { meta: MapMeta; structures: Structures };
+    stored = unpack(imageMeta) as { meta: MapMeta; structures: Structures };
   } catch {
     return 'image metadata does not decode'; // cannot be with a good header checksum
   }

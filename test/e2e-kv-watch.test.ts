@@ -430,3 +430,46 @@ function engineOf(map: OffHeapMap<string, unknown>): {
 function watchesOf(map: OffHeapMap<string, unknown>): number {
   return engineOf(map).writes.commitListeners.length;
 }
+
+describe('KV watch taken in batches', () => {
+  it('gives, through batches(), the same changes in the same order as the writes, and rebuilds the store', async () => {
+    const s = await start();
+    try {
+      const w = s.kv.watch('b:');
+      const head = (await w.opened) as { sequence: number };
+      const model = new Map<string, string>();
+      const writes: Promise<unknown>[] = [];
+      let changes = 0; // a delete of a key not there changes nothing and is not pushed
+      for (let i = 0; i < 3000; i++) {
+        const k = `b:${i % 97}`;
+        if (model.has(k) || i % 11 !== 0) changes++;
+        if (i % 11 === 0) {
+          model.delete(k);
+          writes.push(s.kv.delete(k));
+        } else {
+          const v = Buffer.from(`v${i}`);
+          model.set(k, hex(v)!);
+          writes.push(s.kv.set(k, v));
+        }
+      }
+      await s.kv.set('other', Buffer.from('not under the prefix'));
+      await Promise.all(writes);
+      const last = s.map.changes!.lastSequence;
+      const got: KvChange[] = [];
+      let batches = 0;
+      for await (const batch of w.batches()) {
+        batches++;
+        for (const c of batch) got.push([c[0], c[1], c[2] === null ? null : Buffer.from(c[2])]);
+        if (got[got.length - 1]![0] >= last - 1) break; // the last write is 'other', not under the prefix
+      }
+      expect(got.length).toBe(changes);
+      expect(batches).toBeLessThan(changes / 10); // items that came together were taken together
+      for (let i = 1; i < got.length; i++) expect(got[i]![0]).toBeGreaterThan(got[i - 1]![0]);
+      expect(got[0]![0]).toBeGreaterThan(head.sequence);
+      expect(replay(got)).toEqual(model);
+      expect(await stored(s.kv, 'b:')).toEqual(model);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -32,7 +32,10 @@ export class RemoteStream<T> implements AsyncIterableIterator<T> {
   readonly #max: number;
   #items: T[] = [];
   #head = 0;
+  /** A `next()` waiting for an item. */
   #waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | null = null;
+  /** A `nextBatch()` waiting for items (never both waiters at once). */
+  #batchWaiter: { max: number; resolve: (items: T[]) => void; reject: (e: unknown) => void } | null = null;
   /** How the stream ended (given after the items kept), or null while it runs. */
   #end: HeaplessError | null = null;
   /** The consumer left (`return()`): nothing more is given. */
@@ -73,12 +76,19 @@ export class RemoteStream<T> implements AsyncIterableIterator<T> {
   /** Items arrived (by the connection). */
   pushed(items: unknown[]): void {
     if (this.#end !== null || this.#returned) return;
+    if (items.length === 0) return;
     const w = this.#waiter;
+    const b = this.#batchWaiter;
     let i = 0;
-    if (w !== null && items.length > 0) {
+    if (w !== null) {
       this.#waiter = null;
       w.resolve({ value: items[0] as T, done: false });
       i = 1;
+    } else if (b !== null) {
+      this.#batchWaiter = null;
+      // Nothing is kept while a batch waits: these are the batch, the array itself when it all fits.
+      i = Math.min(items.length, b.max);
+      b.resolve(i === items.length ? (items as T[]) : (items.slice(0, i) as T[]));
     }
     for (; i < items.length; i++) this.#items.push(items[i] as T);
     if (this.#items.length - this.#head > this.#max) {
@@ -97,11 +107,18 @@ export class RemoteStream<T> implements AsyncIterableIterator<T> {
     if (this.#end !== null) return;
     this.#end = error;
     this.#rejectOpened(error);
+    if (this.#head !== this.#items.length) return;
     const w = this.#waiter;
-    if (w !== null && this.#head === this.#items.length) {
+    if (w !== null) {
       this.#waiter = null;
       if (this.#returned) w.resolve({ value: undefined, done: true });
       else w.reject(error);
+    }
+    const b = this.#batchWaiter;
+    if (b !== null) {
+      this.#batchWaiter = null;
+      if (this.#returned) b.resolve([]);
+      else b.reject(error);
     }
   }
 
@@ -125,10 +142,68 @@ export class RemoteStream<T> implements AsyncIterableIterator<T> {
       return Promise.resolve({ value, done: false });
     }
     if (this.#end !== null) return Promise.reject(this.#end);
-    if (this.#waiter !== null) return Promise.reject(new TypeError('next() called before the previous one settled'));
+    if (this.#waiter !== null || this.#batchWaiter !== null) return Promise.reject(this.#busy('next()'));
     return new Promise((resolve, reject) => {
       this.#waiter = { resolve, reject };
     });
+  }
+
+  /**
+   * The items kept, at most `max` of them (default: all), in order, taken at once: waits for at least one. Rejects
+   * as `next()` does once every item before the end was taken; after `return()`, resolves `[]`. For a consumer of
+   * many items per second: one promise per arrival of items rather than one per item.
+   */
+  nextBatch(max = Number.POSITIVE_INFINITY): Promise<T[]> {
+    if (!(max >= 1)) return Promise.reject(new RangeError(`nextBatch(max): max must be at least 1, got ${max}`));
+    if (this.#returned) return Promise.resolve([]);
+    const kept = this.#items.length - this.#head;
+    if (kept > 0) {
+      let batch: T[];
+      if (kept <= max) {
+        batch = this.#head === 0 ? this.#items : this.#items.slice(this.#head);
+        this.#items = [];
+        this.#head = 0;
+      } else {
+        batch = this.#items.slice(this.#head, this.#head + max);
+        this.#head += max;
+        if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+          this.#items = this.#items.slice(this.#head);
+          this.#head = 0;
+        }
+      }
+      return Promise.resolve(batch);
+    }
+    if (this.#end !== null) return Promise.reject(this.#end);
+    if (this.#waiter !== null || this.#batchWaiter !== null) return Promise.reject(this.#busy('nextBatch()'));
+    return new Promise((resolve, reject) => {
+      this.#batchWaiter = { max, resolve, reject };
+    });
+  }
+
+  /**
+   * The stream as an async iterator of batches ({@link nextBatch}): `for await (const changes of w.batches())`. It
+   * ends (done) after `return()`, and throws the stream's end as the item iterator does; leaving the loop cancels
+   * the stream.
+   */
+  batches(max?: number): AsyncIterableIterator<T[]> {
+    const stream = this;
+    return {
+      async next(): Promise<IteratorResult<T[]>> {
+        const batch = await stream.nextBatch(max);
+        return batch.length === 0 ? { value: undefined, done: true } : { value: batch, done: false };
+      },
+      async return(): Promise<IteratorResult<T[]>> {
+        await stream.return();
+        return { value: undefined, done: true };
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  #busy(call: string): TypeError {
+    return new TypeError(`${call} called before the previous next() or nextBatch() settled`);
   }
 
   /** Leaves the stream: cancels it on the server and drops what is kept. */
@@ -141,6 +216,9 @@ export class RemoteStream<T> implements AsyncIterableIterator<T> {
       const w = this.#waiter;
       this.#waiter = null;
       w?.resolve({ value: undefined, done: true });
+      const b = this.#batchWaiter;
+      this.#batchWaiter = null;
+      b?.resolve([]);
     }
     return Promise.resolve({ value: undefined, done: true });
   }

@@ -328,6 +328,8 @@ export class Follower {
       )
       .finally(() => {
         this.checkpointing = undefined;
+        // The messages applied while it ran may be N already, and no apply may come to see them (caught up).
+        this.maybeCheckpoint();
       });
   }
 

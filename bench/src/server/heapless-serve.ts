@@ -2,6 +2,7 @@
  * Starting a real `heapless serve` child process (the workspace's @heapless/actor dist/cli.js) on a free loopback
  * port, owned by a {@link ProcessGroup}: what the server, batch, watch and replica benchmarks each need.
  */
+import { profileFlags } from '../harness/profile-flags.js';
 import { freePort, LOOPBACK } from './free-port.js';
 import type { ProcessGroup } from './process-group.js';
 import type { ServerProcess } from './server-process.js';
@@ -28,18 +29,20 @@ export async function startHeaplessServe(
   const server = await group.start({
     name: options.name ?? 'heapless serve',
     file: process.execPath,
-    args: [...profileFlags(), cli, 'serve', '--data', dataDir, '--host', LOOPBACK, '--port', String(port), ...(options.flags ?? [])],
+    args: [
+      ...profileFlags(),
+      cli,
+      'serve',
+      '--data',
+      dataDir,
+      '--host',
+      LOOPBACK,
+      '--port',
+      String(port),
+      ...(options.flags ?? []),
+    ],
     port,
     readyTimeoutMs: options.readyTimeoutMs,
   });
   return { server, port, url: `ws://${LOOPBACK}:${port}/v1/ws` };
-}
-
-/**
- * `HEAPLESS_BENCH_PROFILE_SERVER=DIR` profiles each server child (`node --cpu-prof`, written to DIR at its exit):
- * the way to see where a server's time goes under a benchmark's load.
- */
-function profileFlags(): string[] {
-  const dir = process.env.HEAPLESS_BENCH_PROFILE_SERVER;
-  return dir === undefined || dir === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', dir];
 }

@@ -5,6 +5,7 @@
  */
 import { fork } from 'node:child_process';
 import type { Sample } from '../harness/benchmark.js';
+import { profileFlags } from '../harness/profile-flags.js';
 import type { ProbeMessage } from './probe-messages.js';
 
 const PROBE = new URL('./probe.js', import.meta.url);
@@ -15,7 +16,7 @@ const PROBE_EXEC_ARGV = ['--expose-gc', '--max-old-space-size=12288'];
 export function runProbe(system: string, dir: string, records: number, timeoutMs: number): Promise<Sample[]> {
   return new Promise((resolve, reject) => {
     const child = fork(PROBE, [system, dir, String(records)], {
-      execArgv: PROBE_EXEC_ARGV,
+      execArgv: [...PROBE_EXEC_ARGV, ...profileFlags()],
       stdio: ['ignore', 2, 2, 'ipc'],
     });
     let message: ProbeMessage | undefined;

@@ -74,7 +74,17 @@ describe('manifest roll at close', () => {
     await writer.flush();
     // A copy of the live directory keeps the manifest of many edits that the writer's own close would roll.
     const copy = `${dir}-copy`;
-    cpSync(dir, copy, { recursive: true });
+    // A compaction the flush started may delete a table while it is copied (as under a user's `cp -r`): copy again.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        cpSync(dir, copy, { recursive: true });
+        break;
+      } catch (err) {
+        rmSync(copy, { recursive: true, force: true });
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 20) throw err;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
     await writer.close();
     try {
       // The first open of the copy may delete what the writer had made obsolete by the time it was copied.

@@ -7,6 +7,9 @@
  *
  * The engine reuses one batch for every single put/delete, so encoding allocates nothing per call.
  */
+export { BATCH_HEADER_SIZE, batchCount, batchSequence } from '../base/batch-header.js';
+
+import { BATCH_HEADER_SIZE, batchCount } from '../base/batch-header.js';
 import { getVarint32, putVarint32, varint32Length } from '../base/coding.js';
 import { CorruptionError, invalidArgument } from '../base/errors.js';
 import { ValueKind } from '../base/internal-key.js';
@@ -14,7 +17,6 @@ import { ValueKind } from '../base/internal-key.js';
 /** Keys and values: bytes, or strings taken as UTF-8. */
 export type Bytes = Uint8Array | string;
 
-export const BATCH_HEADER_SIZE = 12;
 /** Largest key accepted. Keys live in memtable arenas and table blocks; 1 MiB keeps blocks sane. */
 export const MAX_KEY_SIZE = 1024 * 1024;
 /** Largest value accepted: it must fit one memtable arena and one table block. */
@@ -175,18 +177,6 @@ export class WriteBatch {
 
 function corrupt(file: string, fileOffset: number, what: string): never {
   throw new CorruptionError(file, fileOffset, `write batch: ${what}`);
-}
-
-/** The first sequence number stamped in an encoded batch's header. */
-export function batchSequence(rep: Uint8Array): number {
-  const lo = (rep[0]! | (rep[1]! << 8) | (rep[2]! << 16) | (rep[3]! << 24)) >>> 0;
-  const hi = (rep[4]! | (rep[5]! << 8) | (rep[6]! << 16) | (rep[7]! << 24)) >>> 0;
-  return hi * 0x1_0000_0000 + lo;
-}
-
-/** The entry count in an encoded batch's header. */
-export function batchCount(rep: Uint8Array): number {
-  return (rep[8]! | (rep[9]! << 8) | (rep[10]! << 16) | (rep[11]! << 24)) >>> 0;
 }
 
 /**

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { batchCount, batchSequence, replayBatch, WriteBatch } from '../db/write-batch.js';
 import { RecordReader } from '../record/record-reader.js';
 import { RecordWriter } from '../record/record-writer.js';
 import { WalWriter } from './wal-writer.js';
@@ -155,5 +156,76 @@ describe('WAL writer (group commit)', () => {
     expect(order).toEqual(['first closed', 'second written', 'second synced']);
     expect(readBack(first.path)).toEqual(['old']);
     await second.close();
+  });
+});
+
+describe('WAL writer (batches merged into one record)', () => {
+  const batch = (seq: number, ...keys: string[]) => {
+    const b = new WriteBatch();
+    for (const k of keys) b.put(k, `v-${k}`);
+    b.seal(seq);
+    return b;
+  };
+  /** Each record of the log as [first sequence, count, `seq:key=value`...]. */
+  const records = (path: string) => {
+    const r = new RecordReader(path);
+    const out: [number, number, string[]][] = [];
+    for (let x = r.readRecord(); x; x = r.readRecord()) {
+      const writes: string[] = [];
+      const str = (b: Uint8Array, s: number, l: number) => Buffer.from(b.subarray(s, s + l)).toString();
+      replayBatch(
+        x,
+        x.length,
+        batchSequence(x),
+        {
+          put: (b, ks, kl, vs, vl, seq) => writes.push(`${seq}:${str(b, ks, kl)}=${str(b, vs, vl)}`),
+          del: (b, ks, kl, seq) => writes.push(`${seq}:${str(b, ks, kl)}`),
+        },
+        new Int32Array(1),
+        path,
+        0,
+      );
+      out.push([batchSequence(x), batchCount(x), writes]);
+    }
+    return out;
+  };
+
+  it('merges the batches of one run whose sequences follow on, and starts a record at a gap or after a write', async () => {
+    const wal = new WalWriter(new RecordWriter(join(dir, '000001.log')), 1, () => {});
+    for (const b of [batch(5, 'a'), batch(6, 'b', 'c'), batch(8, 'd'), batch(20, 'e')]) wal.append(b.rep, 0, b.length);
+    const sizeBefore = wal.size;
+    await wal.written();
+    expect(wal.size).toBe(sizeBefore); // counted once staged, as it is once written
+    const f = batch(21, 'f');
+    wal.append(f.rep, 0, f.length);
+    await wal.close();
+    expect(records(wal.path)).toEqual([
+      [5, 4, ['5:a=v-a', '6:b=v-b', '7:c=v-c', '8:d=v-d']],
+      [20, 1, ['20:e=v-e']],
+      [21, 1, ['21:f=v-f']], // written after the write(2) of e: its own record
+    ]);
+    expect(readFileSync(wal.path).length).toBe(sizeBefore + f.length + 7);
+  });
+
+  it('keeps a batch of 256 KiB or more a record of its own, and merges up to that size', async () => {
+    const wal = new WalWriter(new RecordWriter(join(dir, '000002.log')), 2, () => {});
+    const big = new WriteBatch();
+    big.put('big', 'x'.repeat(256 * 1024));
+    big.seal(1);
+    wal.append(big.rep, 0, big.length);
+    let seq = 2;
+    const small = 'y'.repeat(1000);
+    for (let i = 0; i < 300; i++) {
+      const b = new WriteBatch();
+      b.put(`k${i}`, small);
+      b.seal(seq++);
+      wal.append(b.rep, 0, b.length);
+    }
+    await wal.close();
+    const got = records(wal.path).map(([first, count]) => [first, count]);
+    expect(got[0]).toEqual([1, 1]);
+    expect(got.length).toBe(3); // 300 KiB of small batches: two records
+    expect(got.slice(1).reduce((n, [, c]) => n + c!, 0)).toBe(300);
+    expect(got[2]![0]).toBe(2 + got[1]![1]!);
   });
 });

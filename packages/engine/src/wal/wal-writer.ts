@@ -11,6 +11,12 @@
  * share one fdatasync on the libuv threadpool while the event loop keeps running. Whatever is appended reaches the
  * file by the end of the turn in any case, and at once when the buffer holds FLUSH_THRESHOLD bytes.
  *
+ * Batches appended in one run of code whose sequences follow on are merged into one record of up to MERGE_LIMIT bytes
+ * (LevelDB's write group): the record header, checksum and copy into the block layout are paid once per group, and
+ * a recovery reads tens of records where it read thousands. The merged record is one batch (the first's sequence,
+ * the sum of the counts): all of it or none survives a torn tail, and none of its writes was acknowledged before its
+ * write(2) returned, so that loses only what a crash may lose.
+ *
  * A power loss loses at most what the page cache held: a suffix of the writes. A log writes nothing before the
  * previous log's final fdatasync has returned (`previous` in the constructor; a few milliseconds once per memtable),
  * so the page cache never holds a later log's bytes while an earlier one still has unsynced bytes, and the suffix
@@ -20,11 +26,15 @@
  */
 import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { BATCH_HEADER_SIZE, batchCount, batchSequence } from '../base/batch-header.js';
 import { ioError } from '../base/errors.js';
+import { HEADER_SIZE } from '../record/record-format.js';
 import type { RecordWriter } from '../record/record-writer.js';
 
 /** Pending bytes that trigger an immediate write(2), so a long synchronous burst of writes does not buffer without bound. */
 const FLUSH_THRESHOLD = 1024 * 1024;
+/** The largest record that merging batches makes; a batch larger than this alone is its own record. */
+const MERGE_LIMIT = 256 * 1024;
 
 async function syncDirectoryAsync(dir: string): Promise<void> {
   try {
@@ -59,6 +69,12 @@ class WriteGroup {
 
 const WRITTEN: Promise<void> = Promise.resolve();
 
+/** Copies `src[start, end)` to `dst[at..)`; a short run by hand, cheaper than making a subarray for set(). */
+function copyInto(dst: Uint8Array, at: number, src: Uint8Array, start: number, end: number): void {
+  if (end - start <= 64) for (let i = start; i < end; i++) dst[at++] = src[i]!;
+  else dst.set(src.subarray(start, end), at);
+}
+
 export class WalWriter {
   readonly number: number;
   private readonly log: RecordWriter;
@@ -79,6 +95,11 @@ export class WalWriter {
   private readonly startSize: number;
   /** Called once if a write or sync fails; the engine then refuses further writes. */
   private readonly onError: (err: Error) => void;
+  /** The batches appended and not yet made a record: one batch whose count is the sum of theirs (see the top). */
+  private stage: Buffer = Buffer.allocUnsafe(0);
+  private stageLength = 0;
+  /** The sequence after the staged batch's last write (the next one a batch must start at to join it). */
+  private stageNext = 0;
   /** The microtask `written()` queues. */
   private readonly writeTick = (): void => this.writeNow();
   private readonly flushTick = (): void => {
@@ -108,16 +129,63 @@ export class WalWriter {
     return this.log.path;
   }
 
-  /** Bytes in the log, written or pending. */
+  /** Bytes in the log, written or pending (a staged batch counted with one record header). */
   get size(): number {
-    return this.log.size;
+    return this.log.size + (this.stageLength > 0 ? this.stageLength + HEADER_SIZE : 0);
   }
 
-  /** Appends one record (`rep[start, end)`); it reaches the file by the end of this event-loop turn. */
+  /** Bytes appended and not yet handed to write(2). */
+  private get pendingBytes(): number {
+    return this.log.pendingBytes + this.stageLength;
+  }
+
+  /**
+   * Appends one batch (`rep[start, end)`, sealed with its sequence); it reaches the file by the end of this
+   * event-loop turn, merged with the batches appended around it whose sequences follow on.
+   */
   append(rep: Uint8Array, start: number, end: number): void {
-    this.log.addRecord(rep, start, end);
-    if (this.log.pendingBytes >= FLUSH_THRESHOLD) this.writeNow();
+    const length = end - start;
+    const count = batchCount(rep, start);
+    const seq = batchSequence(rep, start);
+    if (
+      this.stageLength > 0 &&
+      length >= BATCH_HEADER_SIZE &&
+      seq === this.stageNext &&
+      this.stageLength + length - BATCH_HEADER_SIZE <= MERGE_LIMIT
+    ) {
+      const stage = this.reserveStage(length - BATCH_HEADER_SIZE);
+      copyInto(stage, this.stageLength, rep, start + BATCH_HEADER_SIZE, end);
+      this.stageLength += length - BATCH_HEADER_SIZE;
+      stage.writeUInt32LE(batchCount(stage) + count, 8);
+    } else {
+      this.unstage();
+      if (length >= MERGE_LIMIT) this.log.addRecord(rep, start, end);
+      else {
+        copyInto(this.reserveStage(length), 0, rep, start, end);
+        this.stageLength = length;
+      }
+    }
+    this.stageNext = length >= BATCH_HEADER_SIZE ? seq + count : -1; // a record too short to be a batch merges with none
+    if (this.pendingBytes >= FLUSH_THRESHOLD) this.writeNow();
     if (this.scheduled === undefined) this.scheduled = setImmediate(this.flushTick);
+  }
+
+  /** The stage with room for `more` bytes after its batch. */
+  private reserveStage(more: number): Buffer {
+    const need = this.stageLength + more;
+    if (need > this.stage.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, Math.min(MERGE_LIMIT, this.stage.length * 2), 4096));
+      this.stage.copy(grown, 0, 0, this.stageLength);
+      this.stage = grown;
+    }
+    return this.stage;
+  }
+
+  /** Makes the staged batch a record in the log's buffer. */
+  private unstage(): void {
+    if (this.stageLength === 0) return;
+    this.log.addRecord(this.stage, 0, this.stageLength);
+    this.stageLength = 0;
   }
 
   /**
@@ -127,7 +195,7 @@ export class WalWriter {
    */
   written(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    if (this.log.pendingBytes === 0) return WRITTEN;
+    if (this.pendingBytes === 0) return WRITTEN;
     if (this.group === undefined) {
       this.group = new WriteGroup();
       queueMicrotask(this.writeTick);
@@ -150,6 +218,7 @@ export class WalWriter {
   writeNow(): void {
     if (this.failure || this.blocked) return;
     try {
+      this.unstage();
       this.log.writePending();
     } catch (err) {
       this.fail(err as Error);
@@ -221,7 +290,7 @@ export class WalWriter {
     // from this writer has nothing to make durable: a new one not even its directory entry (recovery treats an empty
     // log and a missing one alike), a replayed one's bytes are as durable as the writes that put them there asked (a sync write was synced). So closing an engine that
     // only read syncs nothing.
-    if (this.log.size > this.startSize) this.waiters.push({ resolve: () => {}, reject: () => {} });
+    if (this.size > this.startSize) this.waiters.push({ resolve: () => {}, reject: () => {} });
     this.flush();
     return this.closing;
   }
@@ -231,6 +300,7 @@ export class WalWriter {
     const done = this.closeDone;
     this.closeDone = undefined;
     try {
+      this.unstage(); // only after a failure is anything still staged: the close tries to write it
       this.log.close();
     } catch (err) {
       this.fail(err as Error);

@@ -7,7 +7,16 @@
  * to the next live memtable, and the buffers of the last flush's copy, moved back by the worker, to the next copy.
  */
 import type { InternalIterator } from '../base/internal-iterator.js';
+import { ValueKind } from '../base/internal-key.js';
 import { LookupResult, Memtable, type SharedArenas, type SharedMemtable } from '../memtable/memtable.js';
+import { type BatchHandler, batchSequence, replayBatch } from './write-batch.js';
+
+/** A record of the live WAL that recovery checked but has not inserted yet (open.ts), with where it was read. */
+export interface PendingRecord {
+  readonly rep: Uint8Array;
+  readonly path: string;
+  readonly offset: number;
+}
 
 /** A frozen memtable and the WAL holding its writes. */
 export interface Frozen {
@@ -16,8 +25,16 @@ export interface Frozen {
 }
 
 export class MemtableSet {
-  /** The memtable writes go to. */
-  live: Memtable;
+  #live: Memtable;
+  /** Records still to insert into the live memtable, from `#next` on (see open.ts); empty once all are in. */
+  #pending: readonly PendingRecord[];
+  #next = 0;
+  /** What inserting a pending record threw: thrown again at every use of the live memtable. */
+  #failure: unknown;
+  readonly #handler: BatchHandler = {
+    put: (buf, ks, kl, vs, vl, seq) => this.#live.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
+    del: (buf, ks, kl, seq) => this.#live.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
+  };
   /** The WAL holding the live memtable's writes (0 without a WAL). */
   liveLog: number;
   /** Frozen memtables, oldest first. */
@@ -29,12 +46,59 @@ export class MemtableSet {
   /** The memtable the last `get` ended in. */
   found: Memtable;
 
-  /** Starts with `live` (what recovery replayed, or an empty memtable) on log `liveLog`. */
-  constructor(live: Memtable, liveLog: number) {
-    this.live = live;
+  /**
+   * Starts with `live` (what recovery replayed, or an empty memtable) on log `liveLog`, and the records of that log
+   * still to insert into it (`pending`, none by default): inserted at the first use of the live memtable, or before by
+   * `insertPending` steps.
+   */
+  constructor(live: Memtable, liveLog: number, pending: readonly PendingRecord[] = []) {
+    this.#live = live;
     this.liveLog = liveLog;
     this.found = live;
+    this.#pending = pending;
   }
+
+  /** The memtable writes go to, every pending record in it. Throws what inserting one threw (CorruptionError). */
+  get live(): Memtable {
+    if (this.#next < this.#pending.length) this.insertPending(Number.POSITIVE_INFINITY);
+    return this.#live;
+  }
+
+  set live(mem: Memtable) {
+    this.#live = mem;
+  }
+
+  /** Whether records recovery read wait to be inserted into the live memtable. */
+  get pendingRecords(): number {
+    return this.#pending.length - this.#next;
+  }
+
+  /**
+   * Inserts pending records, about `maxBytes` of them (at least one), into the live memtable; returns whether any
+   * are left. Throws what an insert threw, now and at every later use of the live memtable.
+   */
+  insertPending(maxBytes: number): boolean {
+    if (this.#failure !== undefined) throw this.#failure;
+    const pending = this.#pending;
+    let done = 0;
+    try {
+      while (this.#next < pending.length && done < maxBytes) {
+        const { rep, path, offset } = pending[this.#next]!;
+        replayBatch(rep, rep.length, batchSequence(rep), this.#handler, this.#cursor, path, offset);
+        this.#next++;
+        done += rep.length;
+      }
+    } catch (err) {
+      this.#failure = err;
+      throw err;
+    }
+    if (this.#next < pending.length) return true;
+    this.#pending = [];
+    this.#next = 0;
+    return false;
+  }
+
+  readonly #cursor = new Int32Array(1);
 
   /**
    * Makes `memtables` (oldest first) the whole set: the last one live, the others frozen. For readers of another
@@ -52,9 +116,9 @@ export class MemtableSet {
     return this.frozen.length;
   }
 
-  /** Bytes of the live memtable and of the frozen ones. */
+  /** Bytes of the live memtable and of the frozen ones (of the records inserted so far: a figure inserts nothing). */
   get memoryUsage(): number {
-    let n = this.live.memoryUsage;
+    let n = this.#live.memoryUsage;
     for (const f of this.frozen) n += f.mem.memoryUsage;
     return n;
   }

@@ -14,6 +14,12 @@
  * WAL, new writes following the old ones. That holds because the manifest's log number is that WAL's number, so the
  * next recovery replays it. Otherwise the replayed writes go to level-0 tables and one fresh manifest records them
  * together with a new WAL.
+ *
+ * In that clean case the log's records are checked (checksums, sequences) at open but not yet inserted into the
+ * memtable: they are `pending` (memtables.ts), inserted at the engine's first use of its memtables or in the
+ * background soon after the open, whichever comes first. A fresh process inserts into a skiplist at a few µs per
+ * write in code V8 has not optimised yet; an open after a crash that left thousands of writes in the WAL, followed by
+ * reads that never reach the engine (a map loaded from its image), does not wait for that.
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { EngineError, ErrorCodes, invalidArgument, ioError } from '../base/errors.js';
@@ -30,6 +36,7 @@ import { VersionSet } from '../version/version-set.js';
 import { builderOptions } from './background.js';
 import type { LiveView } from './live-view.js';
 import { LockFile } from './lock-file.js';
+import type { PendingRecord } from './memtables.js';
 import { openReadOnly } from './read-only.js';
 import type { UpdateBatch } from './updates-since.js';
 import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
@@ -43,6 +50,8 @@ export interface OpenedDatabase {
   versions: VersionSet;
   /** The live memtable: the replayed one after a clean close, else empty. */
   mem: Memtable;
+  /** Records of the live WAL still to insert into `mem` (a clean close's, see the top); empty when none. */
+  pending: PendingRecord[];
   /** The live WAL's file and number (without a WAL: undefined and 0). */
   log: RecordWriter | undefined;
   logNumber: number;
@@ -100,8 +109,8 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
     const created: string[] = [];
     try {
       const recovered: UpdateBatch[] = [];
-      const { mem, log, logNumber } = replayAndRecord(dir, opts, versions, listing, created, recovered);
-      return { dir, options: opts, lock, versions, mem, log, logNumber, listing, recovered };
+      const { mem, pending, log, logNumber } = replayAndRecord(dir, opts, versions, listing, created, recovered);
+      return { dir, options: opts, lock, versions, mem, pending, log, logNumber, listing, recovered };
     } catch (err) {
       for (const path of created) {
         try {
@@ -132,7 +141,7 @@ function replayAndRecord(
   listing: readonly ListedFile[],
   created: string[],
   recovered: UpdateBatch[],
-): { mem: Memtable; log: RecordWriter | undefined; logNumber: number } {
+): { mem: Memtable; pending: PendingRecord[]; log: RecordWriter | undefined; logNumber: number } {
   const pin = options.retainWalAfter;
   const logs: number[] = [];
   for (const f of listing) {
@@ -161,18 +170,20 @@ function replayAndRecord(
     del: (buf, ks, kl, seq) => mem.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
   };
   const cursor = new Int32Array(1);
+  // Every record first: checksums, sequences and counts, cheap over logs read whole.
+  const records: PendingRecord[] = [];
+  let bytes = 0;
+  let entries = 0;
   for (const n of logs) {
     const path = logFileName(dir, n);
     const reader = new RecordReader(path);
     for (let rec = reader.readRecord(); rec; rec = reader.readRecord()) {
       const count = batchCount(rec);
-      if (!mem.hasRoomFor(rec.length, count)) {
-        flushRecovered();
-        mem = new Memtable(Math.max(options.writeBufferSize, Memtable.capacityForBatch(rec.length, count)));
-      }
       const seq = batchSequence(rec);
-      replayBatch(rec, rec.length, seq, handler, cursor, path, reader.recordOffset);
       // A record is its own bytes (a view of the log read whole, or a copy of a record split across blocks).
+      records.push({ rep: rec, path, offset: reader.recordOffset });
+      bytes += rec.length;
+      entries += count;
       if (pin >= 0 && seq + count - 1 > pin) recovered.push({ sequence: seq, count, rep: rec });
       if (count > 0 && seq + count - 1 > maxSequence) maxSequence = seq + count - 1;
     }
@@ -183,11 +194,32 @@ function replayAndRecord(
   // With a WAL, the manifest's log number must name the live WAL (`verifyFiles` relies on it): a database last
   // written without one (no log left) records its new WAL. Without a WAL, a replayed log must be retired by a
   // manifest: nothing else would ever stop it being replayed.
-  const clean = edit.newFiles.length === 0 && logEnd >= 0 && logs.length === (wal ? 1 : 0);
-  if (clean && versions.reuseManifest()) {
+  // A single log ending with a whole record may stay the live WAL, its writes the live memtable's.
+  const reusable = logEnd >= 0 && logs.length === (wal ? 1 : 0);
+  if (records.length > 0) mem = new Memtable(options.writeBufferSize);
+  // Room for the records at their largest (every node of the highest level): insert them later (see the top).
+  let pending = reusable && mem.hasRoomFor(bytes, entries);
+  const insert = () => {
+    // As many memtables as they fill (a record larger than one in a memtable of its own), all but the last to tables.
+    for (const { rep, path, offset } of records) {
+      const count = batchCount(rep);
+      if (!mem.hasRoomFor(rep.length, count)) {
+        flushRecovered();
+        mem = new Memtable(Math.max(options.writeBufferSize, Memtable.capacityForBatch(rep.length, count)));
+      }
+      replayBatch(rep, rep.length, batchSequence(rep), handler, cursor, path, offset);
+    }
+  };
+  if (!pending) insert();
+  if (reusable && edit.newFiles.length === 0 && versions.reuseManifest()) {
     const last = logs[0];
-    if (last === undefined) return { mem: new Memtable(0), log: undefined, logNumber: 0 };
-    return { mem, log: new RecordWriter(logFileName(dir, last), undefined, logEnd), logNumber: last };
+    if (last === undefined) return { mem: new Memtable(0), pending: [], log: undefined, logNumber: 0 };
+    const log = new RecordWriter(logFileName(dir, last), undefined, logEnd);
+    return { mem, pending: pending ? records : [], log, logNumber: last };
+  }
+  if (pending) {
+    pending = false;
+    insert();
   }
   flushRecovered();
   let log: RecordWriter | undefined;
@@ -208,5 +240,5 @@ function replayAndRecord(
     log?.close();
     throw err;
   }
-  return { mem: new Memtable(0), log, logNumber };
+  return { mem: new Memtable(0), pending: [], log, logNumber };
 }

@@ -30,6 +30,7 @@ export function openReadOnly(dir: string, options: ResolvedOptions): OpenedDatab
     lock: undefined,
     versions: view.versions,
     mem: view.memtables.live,
+    pending: [],
     log: undefined,
     logNumber: 0,
     listing: [],

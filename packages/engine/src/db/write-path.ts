@@ -235,7 +235,9 @@ export class WritePath {
    * created.
    */
   freezeForClose(capacity: number): void {
-    if (!this.wal || this.memtables.live.memoryUsage < this.options.writeBufferSize / 4) return;
+    // Records open left pending are still exactly their log, which the next open reads again: nothing to freeze.
+    if (!this.wal || this.memtables.pendingRecords > 0) return;
+    if (this.memtables.live.memoryUsage < this.options.writeBufferSize / 4) return;
     this.rotate(0, 0, capacity);
   }
 

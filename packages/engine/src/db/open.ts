@@ -128,6 +128,9 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
   }
 }
 
+/** A batch handler that inserts nothing: replayBatch then only checks the entries fill their record. */
+const CHECK_ONLY: BatchHandler = { put: () => {}, del: () => {} };
+
 /**
  * Recovery's writing part: replays the logs the manifest still needs, then either keeps the manifest and the last
  * log as they are (a clean close) or writes the replayed writes to level-0 tables and records them and a new WAL in
@@ -210,7 +213,11 @@ function replayAndRecord(
       replayBatch(rep, rep.length, batchSequence(rep), handler, cursor, path, offset);
     }
   };
-  if (!pending) insert();
+  if (pending) {
+    // Their entries are walked now (no insert), so that a malformed batch behind a good checksum fails the open.
+    for (const { rep, path, offset } of records)
+      replayBatch(rep, rep.length, batchSequence(rep), CHECK_ONLY, cursor, path, offset);
+  } else insert();
   if (reusable && edit.newFiles.length === 0 && versions.reuseManifest()) {
     const last = logs[0];
     if (last === undefined) return { mem: new Memtable(0), pending: [], log: undefined, logNumber: 0 };

@@ -2,6 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CorruptionError } from '../base/errors.js';
+import { RecordWriter } from '../record/record-writer.js';
 import { Engine } from './engine.js';
 
 let dir: string;
@@ -102,5 +104,24 @@ describe('the WAL records an open leaves pending', () => {
     const db = await Engine.open(dir);
     expect(str(db.getSync('k2'))).toBe(model.get('k2'));
     await db.close();
+  });
+});
+
+describe('an open that leaves WAL records pending', () => {
+  it('still fails on a malformed batch behind a good checksum, leaving every file as it was', async () => {
+    await withWal(100);
+    const [log] = readdirSync(dir).filter((f) => f.endsWith('.log'));
+    const db = await Engine.open(dir);
+    const last = db.stats().lastSequence;
+    await db.close();
+    // A batch that says two entries and holds one, in a record whose checksum is right.
+    const bad = Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 1, 0x78, 1, 0x79]);
+    bad.writeUInt32LE(last + 1, 0);
+    const writer = new RecordWriter(join(dir, log!), undefined, statSync(join(dir, log!)).size);
+    writer.addRecord(bad, 0, bad.length);
+    writer.close();
+    const files = snapshot();
+    await expect(Engine.open(dir)).rejects.toBeInstanceOf(CorruptionError);
+    expect(snapshot()).toEqual(files);
   });
 });

@@ -242,19 +242,26 @@ describe('Follower', () => {
   it('checkpointEvery publishes checkpoints as it applies, the newest kept', async () => {
     const stream = await newStream();
     const writer = new ModelWriter(servers.nc, stream, 'v1', 50, 31);
-    await writer.write(600, 1);
-    // All there before the start: the follower applies the 500 after its first checkpoint while that one uploads,
-    // then has nothing more to apply; the checkpoints still reach its position.
-    const f = await follow('every', stream, { checkpointEvery: 100, keepCheckpoints: 2, maxBatchMessages: 20 });
-    await f.waitCaughtUp();
     const ofStream = async () => {
       const found = [];
       for (const c of await checkpoints.list('v1'))
         if ((await checkpoints.manifestIfPresent(c))?.stream === stream) found.push(c);
       return found;
     };
-    // Published in the background: wait until the newest covers every message.
-    while (((await ofStream())[0]?.position ?? 0) < writer.lastSeq) await new Promise((r) => setTimeout(r, 50));
+    // Published in the background, every 100 messages: wait until the newest is within 100 of the last message.
+    const covered = async () => {
+      while (((await ofStream())[0]?.position ?? 0) < writer.lastSeq - 100) await new Promise((r) => setTimeout(r, 50));
+    };
+    await writer.write(300, 1);
+    // All there before the start: the follower applies most of them while its first checkpoint uploads, then has
+    // nothing more to apply; the checkpoints still reach its position.
+    const f = await follow('every', stream, { checkpointEvery: 100, keepCheckpoints: 2, maxBatchMessages: 20 });
+    await f.waitCaughtUp();
+    await covered();
+    // And as it follows live writes.
+    await writer.write(300, 1);
+    await f.waitCaughtUp();
+    await covered();
     await f.close(); // waits for a publish in flight
     const kept = await ofStream();
     expect(kept.length).toBe(2);
@@ -263,6 +270,42 @@ describe('Follower', () => {
     await fresh.waitCaughtUp();
     expect(mapHex(fresh.map)).toEqual(modelHex(writer.model));
     await fresh.close();
+  });
+
+  it('checkpointEvery publishes again for the messages applied while an upload ran, once that upload ends', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 50, 47);
+    // The real store, its uploads held until the test lets them go.
+    const held = await CheckpointStore.open(servers.nc, { bucket: 'follow-checkpoints' });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const upload = held.upload.bind(held);
+    held.upload = async (...args: Parameters<typeof upload>) => {
+      await gate;
+      return upload(...args);
+    };
+    await writer.write(150, 1);
+    const f = await follow('held', stream, { checkpoints: held, checkpointEvery: 100, maxBatchMessages: 20 });
+    await f.waitCaughtUp(); // a publish started at 100-odd messages and waits at the gate
+    await writer.write(150, 1);
+    await f.waitCaughtUp(); // 150 more applied meanwhile; nothing more will come
+    release();
+    const newest = async () => {
+      for (const c of await checkpoints.list('v1')) {
+        const m = await checkpoints.manifestIfPresent(c);
+        if (m?.stream === stream) return m.position;
+      }
+      return 0;
+    };
+    let at = 0;
+    for (let i = 0; i < 200 && at < writer.lastSeq; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      at = await newest();
+    }
+    expect(at).toBe(writer.lastSeq);
+    await f.close();
   });
 
   it('a message of another schema stops the follower at the message before it; reads go on', async () => {

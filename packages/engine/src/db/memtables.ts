@@ -18,6 +18,17 @@ export interface PendingRecord {
   readonly offset: number;
 }
 
+/**
+ * The batch handler that adds each replayed entry to the memtable `target()` names at that moment (the write path's
+ * live one, recovery's current one), for `replayBatch`.
+ */
+export function insertInto(target: () => Memtable): BatchHandler {
+  return {
+    put: (buf, ks, kl, vs, vl, seq) => target().add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
+    del: (buf, ks, kl, seq) => target().add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
+  };
+}
+
 /** A frozen memtable and the WAL holding its writes. */
 export interface Frozen {
   readonly mem: Memtable;
@@ -31,10 +42,8 @@ export class MemtableSet {
   #next = 0;
   /** What inserting a pending record threw: thrown again at every use of the live memtable. */
   #failure: unknown;
-  readonly #handler: BatchHandler = {
-    put: (buf, ks, kl, vs, vl, seq) => this.#live.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
-    del: (buf, ks, kl, seq) => this.#live.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
-  };
+  readonly #handler = insertInto(() => this.#live);
+  readonly #cursor = new Int32Array(1);
   /** The WAL holding the live memtable's writes (0 without a WAL). */
   liveLog: number;
   /** Frozen memtables, oldest first. */
@@ -97,8 +106,6 @@ export class MemtableSet {
     this.#next = 0;
     return false;
   }
-
-  readonly #cursor = new Int32Array(1);
 
   /**
    * Makes `memtables` (oldest first) the whole set: the last one live, the others frozen. For readers of another

@@ -24,7 +24,6 @@
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { EngineError, ErrorCodes, invalidArgument, ioError } from '../base/errors.js';
 import { FileType, type ListedFile, logFileName, parseListing, tableFileName } from '../base/filenames.js';
-import { ValueKind } from '../base/internal-key.js';
 import { type EngineOptions, type ResolvedOptions, resolveOptions } from '../base/options.js';
 import { flushMemtable } from '../compaction/compaction-job.js';
 import { Memtable } from '../memtable/memtable.js';
@@ -36,7 +35,7 @@ import { VersionSet } from '../version/version-set.js';
 import { builderOptions } from './background.js';
 import type { LiveView } from './live-view.js';
 import { LockFile } from './lock-file.js';
-import type { PendingRecord } from './memtables.js';
+import { insertInto, type PendingRecord } from './memtables.js';
 import { openReadOnly } from './read-only.js';
 import type { UpdateBatch } from './updates-since.js';
 import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
@@ -168,10 +167,7 @@ function replayAndRecord(
     const result = flushMemtable({ kind: 'flush', dir, number, memtable: mem.share(), builder });
     for (const o of result.outputs) edit.addFile(0, o);
   };
-  const handler: BatchHandler = {
-    put: (buf, ks, kl, vs, vl, seq) => mem.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
-    del: (buf, ks, kl, seq) => mem.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
-  };
+  const handler = insertInto(() => mem);
   const cursor = new Int32Array(1);
   // Every record first: checksums, sequences and counts, cheap over logs read whole.
   const records: PendingRecord[] = [];
@@ -201,7 +197,7 @@ function replayAndRecord(
   const reusable = logEnd >= 0 && logs.length === (wal ? 1 : 0);
   if (records.length > 0) mem = new Memtable(options.writeBufferSize);
   // Room for the records at their largest (every node of the highest level): insert them later (see the top).
-  let pending = reusable && mem.hasRoomFor(bytes, entries);
+  const pending = reusable && mem.hasRoomFor(bytes, entries);
   const insert = () => {
     // As many memtables as they fill (a record larger than one in a memtable of its own), all but the last to tables.
     for (const { rep, path, offset } of records) {
@@ -224,10 +220,7 @@ function replayAndRecord(
     const log = new RecordWriter(logFileName(dir, last), undefined, logEnd);
     return { mem, pending: pending ? records : [], log, logNumber: last };
   }
-  if (pending) {
-    pending = false;
-    insert();
-  }
+  if (pending) insert(); // the manifest could not be reused: into tables after all
   flushRecovered();
   let log: RecordWriter | undefined;
   let logNumber = 0;

@@ -10,7 +10,6 @@
  */
 import { closedError, invalidArgument } from '../base/errors.js';
 import { logFileName } from '../base/filenames.js';
-import { ValueKind } from '../base/internal-key.js';
 import type { ResolvedOptions } from '../base/options.js';
 import type { JobPool } from '../compaction/job-pool.js';
 import { Memtable } from '../memtable/memtable.js';
@@ -18,7 +17,7 @@ import { RecordWriter } from '../record/record-writer.js';
 import type { VersionSet } from '../version/version-set.js';
 import { WalWriter } from '../wal/wal-writer.js';
 import type { BackgroundWork } from './background.js';
-import type { MemtableSet } from './memtables.js';
+import { insertInto, type MemtableSet } from './memtables.js';
 import type { UpdateBatch } from './updates-since.js';
 import { type BatchHandler, type Bytes, replayBatch, WriteBatch } from './write-batch.js';
 import { nextTurn, type WriteGate } from './write-gate.js';
@@ -81,10 +80,7 @@ export class WritePath {
     this.jobs = parts.jobs;
     this.wal = parts.log && new WalWriter(parts.log, parts.memtables.liveLog, this.onWalError);
     const memtables = parts.memtables;
-    this.inserter = {
-      put: (buf, ks, kl, vs, vl, seq) => memtables.live.add(seq, ValueKind.Value, buf, ks, kl, buf, vs, vl),
-      del: (buf, ks, kl, seq) => memtables.live.add(seq, ValueKind.Deletion, buf, ks, kl, buf, 0, 0),
-    };
+    this.inserter = insertInto(() => memtables.live);
   }
 
   /** True when writes go to a WAL (the engine's `wal` option). */

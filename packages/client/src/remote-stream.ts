@@ -132,13 +132,7 @@ export class RemoteStream<T> implements AsyncIterableIterator<T> {
     if (this.#head < this.#items.length) {
       const value = this.#items[this.#head]!;
       this.#items[this.#head++] = undefined as T;
-      if (this.#head === this.#items.length) {
-        this.#items = [];
-        this.#head = 0;
-      } else if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
-        this.#items = this.#items.slice(this.#head);
-        this.#head = 0;
-      }
+      this.#taken();
       return Promise.resolve({ value, done: false });
     }
     if (this.#end !== null) return Promise.reject(this.#end);
@@ -166,10 +160,7 @@ export class RemoteStream<T> implements AsyncIterableIterator<T> {
       } else {
         batch = this.#items.slice(this.#head, this.#head + max);
         this.#head += max;
-        if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
-          this.#items = this.#items.slice(this.#head);
-          this.#head = 0;
-        }
+        this.#taken();
       }
       return Promise.resolve(batch);
     }
@@ -200,6 +191,17 @@ export class RemoteStream<T> implements AsyncIterableIterator<T> {
         return this;
       },
     };
+  }
+
+  /** Items up to `#head` were taken: drops them once all are, or once they are most of a long array. */
+  #taken(): void {
+    if (this.#head === this.#items.length) {
+      this.#items = [];
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
   }
 
   #busy(call: string): TypeError {

@@ -18,6 +18,7 @@ import {
   META_POSITION,
   openLocalFollowerData,
   publishMapCheckpoint,
+  ReplicaError,
   readFollowerState,
 } from '@heapless/replica';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -304,6 +305,43 @@ describe('Follower', () => {
       await new Promise((r) => setTimeout(r, 50));
       at = await newest();
     }
+    expect(at).toBe(writer.lastSeq);
+    await f.close();
+  });
+
+  it('checkpointEvery tries a failed publish again without waiting for more messages', async () => {
+    const stream = await newStream();
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 50, 53);
+    // The real store, whose first two uploads fail as an unreachable store would.
+    const flaky = await CheckpointStore.open(servers.nc, { bucket: 'follow-checkpoints' });
+    const upload = flaky.upload.bind(flaky);
+    let failures = 0;
+    flaky.upload = async (...args: Parameters<typeof upload>) => {
+      if (failures < 2) {
+        failures++;
+        throw new ReplicaError('UNAVAILABLE', 'object store unreachable (test)');
+      }
+      return upload(...args);
+    };
+    const warnings: string[] = [];
+    const log = { info: () => {}, warn: (_o: object, msg: string) => warnings.push(msg) };
+    await writer.write(120, 1);
+    const f = await follow('flaky', stream, { checkpoints: flaky, checkpointEvery: 100, maxBatchMessages: 20, log });
+    await f.waitCaughtUp(); // nothing more will be written
+    const newest = async () => {
+      for (const c of await checkpoints.list('v1')) {
+        const m = await checkpoints.manifestIfPresent(c);
+        if (m?.stream === stream) return m.position;
+      }
+      return 0;
+    };
+    let at = 0;
+    for (let i = 0; i < 200 && at < writer.lastSeq; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      at = await newest();
+    }
+    expect(failures).toBe(2);
+    expect(warnings.filter((w) => w === 'checkpoint not published')).toHaveLength(2);
     expect(at).toBe(writer.lastSeq);
     await f.close();
   });

@@ -26,7 +26,10 @@ export interface FollowerOptions {
   readonly maxReplay?: number;
   /** Where checkpoints are loaded from and published to; without it the follower only replays. */
   readonly checkpoints?: CheckpointStore;
-  /** Publish a checkpoint after every this many messages applied (needs `checkpoints`); default never. */
+  /**
+   * Publish a checkpoint after every this many messages applied (needs `checkpoints`); default never. A publish that
+   * fails is logged and tried again after 1 s, 2 s, 4 s... (at most 60 s apart) until one succeeds.
+   */
   readonly checkpointEvery?: number;
   /** Checkpoints kept per schema when publishing; default 3. */
   readonly keepCheckpoints?: number;

@@ -29,6 +29,9 @@ import { type PublishedCheckpoint, publishMapCheckpoint } from './publish-checkp
 const RESTART_PAUSE_MS = 250;
 /** The apply rate is the messages applied over the last window of this length. */
 const RATE_WINDOW_MS = 5_000;
+/** A failed checkpoint publish (store unreachable, disk full...) is tried again after 1 s, then 2, 4... up to 60 s. */
+const CHECKPOINT_RETRY_FIRST_MS = 1_000;
+const CHECKPOINT_RETRY_MAX_MS = 60_000;
 
 interface Waiter {
   readonly seq: number;
@@ -61,6 +64,9 @@ export class Follower {
   private rateWindow: { at: number; applied: number }[] = [];
   private lastCheckpointAt: number;
   private checkpointing: Promise<unknown> | undefined;
+  /** The retry of a checkpoint whose publish failed, and the delay of the next one (doubles up to a limit). */
+  private checkpointRetry: NodeJS.Timeout | undefined;
+  private checkpointRetryMs = CHECKPOINT_RETRY_FIRST_MS;
   /** The request for the stream's end after an open that could not ask for it (awaited by close). */
   private learning: Promise<void> | undefined;
   private readonly pause = new WakeablePause();
@@ -206,6 +212,7 @@ export class Follower {
     this.stopping = true;
     this.statusEvents.stop?.();
     this.pause.wake();
+    clearTimeout(this.checkpointRetry);
     await this.consumer?.close();
     await this.running;
     await this.learning;
@@ -314,17 +321,31 @@ export class Follower {
 
   private maybeCheckpoint(): void {
     const every = this.options.checkpointEvery;
-    if (every === undefined || this.checkpointing !== undefined || this.stopping) return;
-    if (this.positionNow - this.lastCheckpointAt < every) return;
+    if (every === undefined || this.checkpointing !== undefined || this.checkpointRetry !== undefined) return;
+    if (this.stopping || this.positionNow - this.lastCheckpointAt < every) return;
+    const before = this.lastCheckpointAt;
     this.lastCheckpointAt = this.positionNow;
     this.checkpointing = this.publishCheckpoint()
       .then(
-        (p) =>
+        (p) => {
+          this.checkpointRetryMs = CHECKPOINT_RETRY_FIRST_MS;
           this.options.log?.info(
             { id: p.manifest.id, position: p.manifest.position, bytes: p.manifest.totalBytes, pruned: p.pruned },
             'checkpoint published',
-          ),
-        (err: unknown) => this.options.log?.warn({ err: (err as Error).message }, 'checkpoint not published'),
+          );
+        },
+        (err: unknown) => {
+          // Still owed: tried again after a delay, not after N more messages (which may never come).
+          this.lastCheckpointAt = before;
+          const delay = this.checkpointRetryMs;
+          this.checkpointRetryMs = Math.min(delay * 2, CHECKPOINT_RETRY_MAX_MS);
+          this.options.log?.warn({ err: (err as Error).message, retryMs: delay }, 'checkpoint not published');
+          if (this.stopping) return;
+          this.checkpointRetry = setTimeout(() => {
+            this.checkpointRetry = undefined;
+            this.maybeCheckpoint();
+          }, delay);
+        },
       )
       .finally(() => {
         this.checkpointing = undefined;

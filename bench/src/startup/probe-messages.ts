@@ -15,5 +15,11 @@ export type ProbeMessage =
  */
 export const START_CASE = 'start: open + load + first get';
 
+/**
+ * The row of `offheap-crash` alone: from calling open until the WAL writes replayed onto the image are all in the
+ * map's memory (the open returns before that, and they go in in the background).
+ */
+export const REPLAYED_CASE = 'start: until the replay is in memory';
+
 /** Memory of the probe process after the load and two forced full GCs. */
 export const MEMORY_CASE = 'after load';

@@ -26,6 +26,7 @@ import type { MapIndex } from './map-index.js';
 import { checkMetaValue, type MemoryMetadata, metaNameLength } from './map-meta.js';
 import { MAX_KEY_BYTES, type MapKey } from './map-options.js';
 import type { MapStore } from './map-store.js';
+import type { PendingSuffix } from './pending-suffix.js';
 
 /** What a batch's `write` resolves to. */
 export interface BatchResult {
@@ -56,6 +57,8 @@ export interface BatchTarget {
   readonly store: MapStore;
   readonly persistence: MapPersistence | null;
   readonly memoryMeta: MemoryMetadata;
+  /** The writes a crash open still owes the map (pending-suffix.ts): each key's go in before the batch's. */
+  readonly pending: PendingSuffix | null;
 }
 
 /**
@@ -162,6 +165,7 @@ export class MapBatch<K extends MapKey = string, V = unknown> {
       const ke = spans[i * 4 + 2]!;
       const ve = spans[i * 4 + 3]!;
       if (kind === SET || kind === DELETE) {
+        target.pending?.foldBytes(buf, ks + 1, ke - ks - 1);
         const key: MapKey = keys[i] ?? buf.subarray(ks + 1, ke);
         if (kind === SET) target.store.put(key, buf.subarray(ke, ve), ve - ke);
         else {

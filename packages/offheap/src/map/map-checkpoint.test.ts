@@ -59,7 +59,13 @@ describe('periodic map images', () => {
     expect(cp.imageSequence).toBeGreaterThan(0);
     await map.close();
     const again = await OffHeapMap.open<string, Value>({ dir: copy, engine: SMALL_ENGINE });
-    expect(again.openStats).toEqual({ source: 'image', replayed: 40, replayPages: 0, imageRejected: null });
+    expect(again.openStats).toEqual({
+      source: 'image',
+      replayed: 40,
+      replayPending: 40,
+      replayPages: 0,
+      imageRejected: null,
+    });
     expectEqual(again, model);
     await again.close();
   });

@@ -36,9 +36,10 @@ import { MapCodec } from './map-codec.js';
 import { capacityFor, MapIndex } from './map-index.js';
 import type { MapSource, OffHeapMapOpenOptions, OffHeapMapOptions } from './map-options.js';
 import { MapParallel } from './map-parallel.js';
-import { applySuffix, decodeSuffix, LOGS_GONE, type ReplaySuffix, replaySuffix } from './map-replay.js';
+import { decodeSuffix, LOGS_GONE, type ReplaySuffix, replaySuffix } from './map-replay.js';
 import { MapSharing } from './map-sharing.js';
 import { MapStore } from './map-store.js';
+import { PendingSuffix } from './pending-suffix.js';
 import { Seqlock } from './seqlock.js';
 
 /** Default msgpackr shared structures: up to 32 keeps structure ids one byte long. */
@@ -53,8 +54,6 @@ export interface MapOrigin {
   readonly imageRejected: string | null;
   /** Writes replayed from the engine's WAL onto the image (0 for a current image, a scan or a memory map). */
   readonly replayed: number;
-  /** Pages of a mapped image made private in bulk before those writes (map-replay.ts; 0: none). */
-  readonly replayPages: number;
 }
 
 /** Everything a map is made of, handed whole to its constructor. */
@@ -73,6 +72,8 @@ export interface MapParts<F extends FieldSpec = FieldSpec> {
   readonly origin: MapOrigin;
   /** The periodic image writer of a persisted map that keeps an image, else null. */
   readonly images: ImageSchedule | null;
+  /** The WAL writes a crash open still owes the image, folded in after the open (pending-suffix.ts), else null. */
+  readonly pending: PendingSuffix | null;
 }
 
 /** The options every map takes, checked (INVALID_ARGUMENT). */
@@ -135,6 +136,7 @@ function assemble<F extends FieldSpec>(
     persistence,
     origin,
     images: null,
+    pending: null,
   };
 }
 
@@ -143,7 +145,6 @@ const IN_MEMORY: MapOrigin = {
   imageLoader: null,
   imageRejected: null,
   replayed: 0,
-  replayPages: 0,
 };
 
 /** The parts of an empty memory-only map. Throws INVALID_ARGUMENT on bad options. */
@@ -188,28 +189,27 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
       useImage ? { dir: options.dir, meta, loadedSequence: fromImage ? image.sequence : -1 } : null,
     );
     if (fromImage) {
+      // The meta keys as of the image, then as the writes after it left them (map-replay.ts).
+      const writes = replay === null ? null : decodeSuffix(replay, s.keys === 'string', s.structType?.size ?? null);
       const origin: MapOrigin = {
         loadedFrom: 'image',
         imageLoader: loader,
         imageRejected: null,
-        replayed: 0,
-        replayPages: 0,
+        replayed: writes?.keys.length ?? 0,
       };
-      // The meta keys as of the image, then as the writes after it left them (map-replay.ts).
-      const writes = replay === null ? null : decodeSuffix(replay, s.keys === 'string', s.structType?.size ?? null);
       const current = writes?.metaChanged === true ? await prepareDirectory(engine, meta) : state;
       const parts = assemble(s, writes?.structures ?? current.structures, 0, persistence, origin);
       restoreImage(parts, image);
-      const applied = writes === null ? null : applySuffix(parts, writes, loader === 'mapped');
-      const replayed = { replayed: applied?.writes ?? 0, replayPages: applied?.pages ?? 0 };
-      return withImages({ ...parts, origin: { ...origin, ...replayed } }, persistence, options.dir, every);
+      // The data writes go into the map's memory after the open returns, each key's before it is read.
+      const pending =
+        writes === null || writes.keys.length === 0 ? null : new PendingSuffix(parts, writes, loader === 'mapped');
+      return withImages({ ...parts, pending }, persistence, options.dir, every);
     }
     const parts = assemble(s, state.structures, Math.max(s.capacity, state.countHint), persistence, {
       loadedFrom: 'scan',
       imageLoader: null,
       imageRejected: image,
       replayed: 0,
-      replayPages: 0,
     });
     await loadFromEngine(engine, parts, options.loadBufferBytes ?? LOAD_BUFFER_BYTES);
     return withImages(parts, persistence, options.dir, every);
@@ -269,11 +269,12 @@ function withImages<F extends FieldSpec>(
   every: ImageEvery | null,
 ): MapParts<F> {
   if (every === null) return parts;
-  const { index, arena, store, codec, sharing } = parts;
+  const { index, arena, store, codec, sharing, pending } = parts;
   const meta = persistence.imageMeta!;
   const images = new ImageSchedule(persistence, dir, every, {
     ready: () => index.old === null || index.pins === 0,
     capture: (id, sequence) => {
+      pending?.settle();
       // Growth pending: finish it (readers learn the new layout) so that the image has one table.
       if (index.finishGrowth()) sharing.publish();
       return {

@@ -55,10 +55,16 @@ export interface OffHeapMapOpenOptions<F extends FieldSpec = FieldSpec> extends 
 export interface MapOpenStats {
   /** `'image'`: from its map image; `'scan'`: rebuilt from the engine; `'memory'`: a memory-only map. */
   readonly source: MapSource;
-  /** Engine writes replayed from the WAL onto the image (an image written while the map ran, then a crash). */
-  readonly replayed: number;
   /**
-   * Pages of the mapped image made private in one go before those writes (only the pages they write; 0 for a small
+   * Engine writes replayed from the WAL onto the image (an image written while the map ran, then a crash). The open
+   * returns before they are in the map's memory: each key's go in before it is read or written, the rest in the
+   * background or before anything that sees the whole map (size, iteration, sharing, images, close).
+   */
+  readonly replayed: number;
+  /** Of those, the writes not in the map's memory yet. */
+  readonly replayPending: number;
+  /**
+   * Pages of the mapped image made private in bulk for those writes so far (only the pages they write; 0 for a small
    * replay, an image read into fresh memory, or without the native helper).
    */
   readonly replayPages: number;

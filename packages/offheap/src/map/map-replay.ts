@@ -16,24 +16,10 @@ import { type Engine, forEachUpdate, type UpdateBatch } from '@heapless/engine';
 import { unpack } from 'msgpackr';
 import type { Structures } from '../codec/msgpack-codec.js';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
-import { bytesEqual, hashBytes, isUtf8Key } from '../key-bytes.js';
-import { LOC_EMPTY, LOC_TOMBSTONE, locOffset, locSegment, recordBytes } from '../memory/arena.js';
-import { native } from '../persist/native.js';
+import { bytesEqual, isUtf8Key } from '../key-bytes.js';
+import { MAX_RECORD_BYTES, recordBytes } from '../memory/arena.js';
 import { IMAGE_KEY, META_KEY, NS_DATA, STRUCTURES_KEY } from '../persist/persistence.js';
-import type { MapParts } from './map-open.js';
-
-/**
- * Replays of more writes than this first make the pages they will write private in bulk: each write to a page of a
- * mapped image copies the page on the first write (a page fault per page, 15-150 µs on this project's VM), which for
- * thousands of scattered writes costs more than copying those pages in one madvise per run of them (a few µs a
- * page). Fewer writes fault their pages one by one.
- */
-const MAPPED_REPLAY_LIMIT = 256;
-/**
- * The granule of the pages marked for copying: 4 KiB, the page of x86-64 and of most arm64 kernels (a larger page is
- * rounded out to whole pages by the helper, so it is still covered).
- */
-const PAGE_BYTES = 4096;
+import { MAX_KEY_BYTES } from './map-options.js';
 
 /** How a reason starts when the engine no longer has the writes after the image (it deleted or lost the logs). */
 export const LOGS_GONE = "cannot replay the engine's writes after the image";
@@ -86,29 +72,6 @@ export interface SuffixWrites {
   readonly metaChanged: boolean;
 }
 
-/** What `applySuffix` did. */
-export interface SuffixApplied {
-  /** Data writes applied. */
-  readonly writes: number;
-  /** Pages of the mapped image made private in bulk before them (0: none were). */
-  readonly pages: number;
-}
-
-/**
- * Applies the data writes of a suffix (`decodeSuffix`) to the parts just restored from its image, in commit order. On a `mapped`
- * image, more than MAPPED_REPLAY_LIMIT writes first have the pages they will write made private in bulk — only
- * those pages: the index slots and the records of their keys, not the whole image. Nothing is persisted (the engine
- * has them). Throws INCOMPATIBLE for a key or value the map cannot hold (as a scan would), or the engine's
- * CorruptionError.
- */
-export function applySuffix(parts: MapParts, writes: SuffixWrites, mapped: boolean): SuffixApplied {
-  const { keys, values } = writes;
-  const pages = mapped && keys.length > MAPPED_REPLAY_LIMIT ? populateTouched(parts, keys, values) : 0;
-  const store = parts.store;
-  for (let i = 0; i < keys.length; i++) store.replay(keys[i]!, values[i]);
-  return { writes: keys.length, pages };
-}
-
 /**
  * The writes of `suffix` for a map of string keys or not, and of values of `structSize` bytes (null: any): its data
  * writes, checked as a scan checks what it loads (a string map's keys are UTF-8, a struct map's values the layout's
@@ -132,6 +95,16 @@ export function decodeSuffix(suffix: ReplaySuffix, keysAreStrings: boolean, stru
       const head = Buffer.from(engineKey.subarray(1, 65)).toString('hex');
       throw new OffHeapError(OffHeapErrorCodes.INCOMPATIBLE, `the engine's WAL holds key 0x${head} which is not UTF-8`);
     }
+    // Checked here, as the map's own writes are, so that applying it later (pending-suffix.ts) cannot fail on it.
+    if (
+      engineKey.length - 1 > MAX_KEY_BYTES ||
+      recordBytes(engineKey.length - 1, value?.length ?? 0) > MAX_RECORD_BYTES
+    ) {
+      throw new OffHeapError(
+        OffHeapErrorCodes.INCOMPATIBLE,
+        `the engine's WAL holds a record of a ${engineKey.length - 1}-byte key and a ${value?.length ?? 0}-byte value, more than the map holds`,
+      );
+    }
     if (value !== undefined && structSize !== null && value.length !== structSize) {
       throw new OffHeapError(
         OffHeapErrorCodes.INCOMPATIBLE,
@@ -146,56 +119,4 @@ export function decodeSuffix(suffix: ReplaySuffix, keysAreStrings: boolean, stru
 
 function isKey(engineKey: Uint8Array, key: Uint8Array): boolean {
   return engineKey.length === key.length && bytesEqual(engineKey, 0, key, 0, key.length);
-}
-
-/**
- * Makes private in bulk the pages of the restored image that the writes of `keys` will write: the whole index table
- * (probes and inserts land anywhere in it; it is a small part of the image), then each key's record, as long as its
- * new value. The records are found from the table alone (a slot with the key's hash), without reading the arena:
- * a page read first through the mapping would then need its mapping torn down again to be made private, which
- * costs more than the fault it saves. A slot of another key with the same hash only adds a page; what is not
- * foreseen (a block taken from a free list or the arena's end) faults as before. Returns the pages populated; 0
- * without the native helper or where the kernel cannot.
- */
-function populateTouched(
-  parts: MapParts,
-  keys: readonly Uint8Array[],
-  values: readonly (Uint8Array | undefined)[],
-): number {
-  if (native === null || native.populate === null) return 0;
-  const { index, arena } = parts;
-  const table = index.table;
-  if (!native.populate([new Uint8Array(table.sab)])) return 0;
-  const marks = arena.buffers.map((b) => new Uint8Array(Math.ceil(b.byteLength / PAGE_BYTES)));
-  const { slots, hashes, mask } = table;
-  for (let k = 0; k < keys.length; k++) {
-    const key = keys[k]!;
-    const h = hashBytes(key, 1, key.length - 1);
-    const bytes = recordBytes(key.length - 1, values[k]?.length ?? 0);
-    for (let i = h & mask; ; i = (i + 1) & mask) {
-      const loc = slots[i * 2 + 1]!;
-      if (loc === LOC_EMPTY) break;
-      if (loc === LOC_TOMBSTONE || hashes[i * 2] !== h) continue;
-      const m = marks[locSegment(loc)];
-      if (m === undefined) continue;
-      const off = locOffset(loc);
-      for (let p = Math.floor(off / PAGE_BYTES), last = Math.floor((off + bytes - 1) / PAGE_BYTES); p <= last; p++) {
-        if (p < m.length) m[p] = 1;
-      }
-    }
-  }
-  const ranges: Uint8Array[] = [];
-  let pages = Math.ceil(table.sab.byteLength / PAGE_BYTES);
-  for (const [seg, m] of marks.entries()) {
-    const buf = arena.buffers[seg]!;
-    for (let p = 0; p < m.length; p++) {
-      if (m[p] === 0) continue;
-      const first = p;
-      while (p < m.length && m[p] === 1) p++;
-      pages += p - first;
-      const start = first * PAGE_BYTES;
-      ranges.push(new Uint8Array(buf, start, Math.min(buf.byteLength, p * PAGE_BYTES) - start));
-    }
-  }
-  return native.populate(ranges) ? pages : 0;
 }

@@ -22,6 +22,7 @@ import type { MapParallel } from './map-parallel.js';
 import type { MapSharing } from './map-sharing.js';
 import type { MapStore } from './map-store.js';
 import { type RangeOptions, type RangePage, rangePage } from './ordered-range.js';
+import type { PendingSuffix } from './pending-suffix.js';
 import type { Seqlock } from './seqlock.js';
 
 /**
@@ -66,6 +67,10 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private readonly origin: MapOrigin;
   private readonly memoryMeta: MemoryMetadata;
   private readonly images: ImageSchedule | null;
+  /** The WAL writes a crash open replays after it returns (pending-suffix.ts), until all are in; else null. */
+  private pending: PendingSuffix | null;
+  /** The same, kept for `openStats` once done. */
+  private readonly suffix: PendingSuffix | null;
   /** The engine directory of a persisted map. */
   private readonly dir: string | null;
   private closed = false;
@@ -99,6 +104,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       NS_USER_META,
     );
     this.images = parts.images;
+    this.pending = parts.pending;
+    this.suffix = parts.pending;
+    this.pending?.start();
     this.dir = (options as Partial<OffHeapMapOpenOptions<F>>).dir ?? null;
   }
 
@@ -131,12 +139,14 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   /** Number of entries. Throws CLOSED after `close()`, as every read and write does. */
   get size(): number {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.settle();
     return this.index.count;
   }
 
   /** The decoded value for `key` (a new object each call), or undefined. Throws DECODE_FAILED, INVALID_ARGUMENT, CLOSED. */
   get(key: K): V | undefined {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.owe(key);
     const index = this.index;
     const slot = index.find(key);
     if (slot < 0) return undefined;
@@ -154,12 +164,14 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   /** True if `key` is present. */
   has(key: K): boolean {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.owe(key);
     return this.index.find(key) >= 0;
   }
 
   /** A copy of the stored bytes of `key`'s value (msgpack or struct layout), or undefined. */
   getBytes(key: K): Uint8Array | undefined {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.owe(key);
     const slot = this.index.find(key);
     if (slot < 0) return undefined;
     const loc = this.index.foundLocation(slot);
@@ -175,6 +187,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   set(key: K, value: V): this {
     this.checkWritable();
+    if (this.pending !== null) this.owe(key);
     const bytes = this.codec.encode(value);
     if (this.codec.takeGrown()) {
       // Readers learn the new structures before any value using them can be seen; the engine gets them with it.
@@ -193,6 +206,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   setBytes(key: K, bytes: Uint8Array): this {
     this.checkWritable();
+    if (this.pending !== null) this.owe(key);
     this.codec.checkBytes(bytes);
     const loc = this.store.put(key, bytes, bytes.length);
     this.reclaims = this.store.reclaims;
@@ -203,6 +217,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   /** Removes `key`; true if it was present. Throws PERSIST_FAILED, CLOSED. */
   delete(key: K): boolean {
     this.checkWritable();
+    if (this.pending !== null) this.owe(key);
     const slot = this.index.find(key);
     if (slot < 0) return false;
     // The engine copies the key before returning, but the block is freed first: copy it out before.
@@ -240,6 +255,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   range(options: RangeOptions<K> = {}): RangePage<K> {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.settle();
     return rangePage(options, this.keysAreStrings, this.persistence, this.index.tables(), this.arena);
   }
 
@@ -288,6 +304,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   /** Positions `view` on `key`'s record; false (view unchanged) if `key` is absent. No allocation. */
   locate(key: K, view: StructView<F>): boolean {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.owe(key);
     const index = this.index;
     const slot = index.find(key);
     if (slot < 0) return false;
@@ -328,6 +345,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /** Memory accounting; see OffHeapMapStats. */
   stats(): OffHeapMapStats {
+    if (this.pending !== null) this.settle();
     const a = this.arena;
     const index = this.index;
     const t = index.table;
@@ -353,7 +371,14 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   /** How the last open filled the map: from its image (and how many WAL writes it replayed onto it), or a scan. */
   get openStats(): MapOpenStats {
     const o = this.origin;
-    return { source: o.loadedFrom, replayed: o.replayed, replayPages: o.replayPages, imageRejected: o.imageRejected };
+    const s = this.suffix;
+    return {
+      source: o.loadedFrom,
+      replayed: o.replayed,
+      replayPending: this.pending === null ? 0 : s!.writeCount - s!.foldedCount,
+      replayPages: s === null ? 0 : s.pages,
+      imageRejected: o.imageRejected,
+    };
   }
 
   /** Counters of the images written while the map runs (see `imageEvery`), or undefined when it keeps none. */
@@ -382,6 +407,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   async checkpoint(dir: string): Promise<MapCheckpoint> {
     if (this.closed) throw closedError('map');
     if (this.persistence === null || this.dir === null) throw invalidArgument('checkpoint() needs a persisted map');
+    if (this.pending !== null) this.settle();
     return checkpointMap(dir, this.dir, this.persistence, this.images);
   }
 
@@ -403,6 +429,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /** Index and arena state as text, for tests and debugging (lists every slot: small maps only). */
   dump(): string {
+    if (this.pending !== null) this.settle();
     return [
       `map entries=${this.index.count} layoutGeneration=${this.sharing.layoutGeneration}`,
       this.index.dump(),
@@ -417,6 +444,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   share(): SharedMapHandle {
     if (this.closed) throw closedError('map');
+    // Readers read the memory itself: it must hold every write first.
+    if (this.pending !== null) this.settle();
     return this.sharing.share();
   }
 
@@ -429,6 +458,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   async scan<R>(fn: WorkerFunction, partitions = this.parallel.threads * 4): Promise<R[]> {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.settle();
     return (await this.parallel.run('scan', fn, partitions)) as R[];
   }
 
@@ -438,18 +468,21 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   async filter(fn: WorkerFunction, partitions = this.parallel.threads * 4): Promise<[K, V][]> {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.settle();
     return ((await this.parallel.run('filter', fn, partitions)) as [K, V][][]).flat();
   }
 
   /** Decoded values of `keys` (undefined where absent), looked up on worker threads in parallel. */
   async getMany(keys: readonly K[]): Promise<(V | undefined)[]> {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.settle();
     return (await this.parallel.getMany(keys)) as (V | undefined)[];
   }
 
   /** `fn(cursor, arg)` over the whole map on the calling thread: the single-threaded counterpart of `scan`. */
   scanSync<R>(fn: (cursor: ScanCursor<K, V, F>, arg: unknown) => R, arg?: unknown): R[] {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.settle();
     const out: R[] = [];
     for (const t of this.index.tables()) {
       const cursor = new RecordCursor<K, V, F>(
@@ -476,13 +509,22 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.pending?.stop();
     this.sharing.close();
     await this.parallel.close();
     const p = this.persistence;
     if (p === null) return;
     await this.images?.close();
     await p.settle();
-    const tag = await p.tag(this.index.count);
+    let folded = true;
+    try {
+      this.pending?.settle();
+    } catch (err) {
+      // The engine has every write: the next open replays them again onto the older image.
+      folded = false;
+      process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
+    }
+    const tag = folded ? await p.tag(this.index.count) : null;
     if (tag !== null) writeMapImage(tag, this.index, this.arena, this.store, this.codec);
     await p.close();
   }
@@ -509,8 +551,15 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       structures = this.codec.structures();
       this.unsavedStructures = false;
     }
-    const target = { index: this.index, store: this.store, persistence: this.persistence, memoryMeta: this.memoryMeta };
+    const target = {
+      index: this.index,
+      store: this.store,
+      persistence: this.persistence,
+      memoryMeta: this.memoryMeta,
+      pending: this.pending,
+    };
     const result = batch.apply(target, structures, options?.sync === true);
+    if (this.pending?.done === true) this.pending = null;
     this.reclaims = this.store.reclaims;
     return result;
   };
@@ -548,9 +597,28 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     }
   }
 
+  /**
+   * Before a read or write of `key`: its writes still owed by a crash open, into the map. A key of the wrong kind is
+   * left to the lookup after, which throws INVALID_ARGUMENT.
+   */
+  private owe(key: MapKey): void {
+    const p = this.pending!;
+    if (typeof key === 'string') {
+      if (this.keysAreStrings) p.foldString(key, this.index.hasher);
+    } else if (key instanceof Uint8Array && !this.keysAreStrings) p.foldBytes(key, 0, key.length);
+    if (p.done) this.pending = null;
+  }
+
+  /** Before what sees the whole map: every write still owed by a crash open, into the map. */
+  private settle(): void {
+    this.pending!.settle();
+    this.pending = null;
+  }
+
   /** Live records in index order (old table first while growing), as [segment, offset] pairs. */
   private *records(): IterableIterator<[number, number]> {
     if (this.closed) throw closedError('map');
+    if (this.pending !== null) this.settle();
     for (const t of this.index.tables()) {
       for (let i = 0; i < t.capacity; i++) {
         const loc = t.slots[i * 2 + 1]!;

@@ -134,7 +134,13 @@ describe('map image', () => {
     await engine.put(Buffer.from('\x01k1'), Buffer.from([0x2a])); // msgpack 42 under the map's data namespace
     await engine.close();
     let map = await OffHeapMap.open<string, unknown>({ dir });
-    expect(map.openStats).toEqual({ source: 'image', replayed: 1, replayPages: 0, imageRejected: null });
+    expect(map.openStats).toEqual({
+      source: 'image',
+      replayed: 1,
+      replayPending: 1,
+      replayPages: 0,
+      imageRejected: null,
+    });
     expect(map.get('k1')).toBe(42);
     expect(map.size).toBe(model.size);
     await map.close();

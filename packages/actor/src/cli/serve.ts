@@ -17,7 +17,10 @@ export interface RunningServer extends Published {
    * this process (the native helper not built for this Node, and why), null when they can.
    */
   readonly startup: {
-    entries: number;
+    /** Entries in the map; absent after a crash open whose replayed writes are still going into memory. */
+    entries?: number;
+    /** Then: those writes not in memory yet (they are served already, each key's before it is read). */
+    replayPending?: number;
     loadedFrom: string;
     imageLoader: string | null;
     imageRejected: string | null;
@@ -52,8 +55,10 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
         }));
   const closeMap = following?.close ?? (() => map.close());
   const { loadedFrom, imageLoader, imageRejected } = map.stats();
+  // After a crash the WAL's writes go into memory after the open: counting now would wait for all of them.
+  const { replayPending } = map.openStats;
   const startup = {
-    entries: map.size,
+    ...(replayPending === 0 ? { entries: map.size } : { replayPending }),
     loadedFrom,
     imageLoader,
     imageRejected,

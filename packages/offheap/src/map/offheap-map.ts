@@ -343,9 +343,11 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     if (this.persistence !== null) this.persist(view._loc);
   }
 
-  /** Memory accounting; see OffHeapMapStats. */
+  /**
+   * Memory accounting; see OffHeapMapStats. Of the memory as it is: right after a crash open, without the replayed
+   * writes not in it yet (`openStats.replayPending`).
+   */
   stats(): OffHeapMapStats {
-    if (this.pending !== null) this.settle();
     const a = this.arena;
     const index = this.index;
     const t = index.table;

@@ -7,7 +7,11 @@
  * Layout (FORMAT.md "Memtable", in memory only):
  *
  *   byte arena entry = user key | trailer (8, big-endian seq << 8 | kind) | value       (the first two = internal key)
- *   node (u32 words) = entryOffset | keyLength | valueLength | trailerHi | trailerLo | height | next[height]
+ *   node (u32 words) = entryOffset | keyLength | valueLength | trailerHi | trailerLo | height | prefixHi | prefixLo
+ *                      | next[height]
+ *
+ * `prefixHi:prefixLo` are the user key's first 8 bytes, big-endian, zero-padded: a search compares them from the
+ * node it already reads, and reads the key's bytes (another cache line, anywhere in the arena) only when they tie.
  *
  * `next` holds word offsets of successor nodes; 0 means none (the head node sits at word 0 and is never a successor).
  * Writers are single-threaded (the engine's event loop) and a shared copy is never written, so no Atomics are needed.
@@ -18,7 +22,7 @@ import { bloomHash } from '../table/bloom.js';
 import { MemtableIterator } from './memtable-iterator.js';
 
 const MAX_HEIGHT = 12;
-const NODE_FIXED = 6;
+const NODE_FIXED = 8;
 // Word offsets inside a node.
 const OFF = 0;
 const KLEN = 1;
@@ -26,7 +30,9 @@ const VLEN = 2;
 const THI = 3;
 const TLO = 4;
 const HEIGHT = 5;
-const NEXT = 6;
+const P_HI = 6;
+const P_LO = 7;
+const NEXT = 8;
 
 // The point-get hash index holds at most one slot per entry; an entry takes at least NODE_FIXED + 1 node words, which
 // bounds the entries, and slots number at least 1.5 times that bound (a load of at most 2/3 for linear probing).
@@ -101,7 +107,7 @@ export class Memtable {
       this.count = shared.count;
       return;
     }
-    // Keys and values get `capacity` bytes; nodes average 6 + 4/3 words, so a quarter more covers small entries.
+    // Keys and values get `capacity` bytes; nodes average 8 + 4/3 words.
     // Plain ArrayBuffers, not SharedArrayBuffers: V8 reads and writes SAB-backed typed arrays several times slower
     // (measured here: 600 ns against 150 ns per insert), and only a frozen memtable is ever shared (`share()`).
     // Uninitialised memory (allocUnsafeSlow: no memset of megabytes per memtable): nothing is read before it is
@@ -224,14 +230,31 @@ export class Memtable {
     return h;
   }
 
-  /** Compares node `n` with the internal key (src[ks, ks+kl), trailer thi:tlo). */
-  private compareNode(n: number, src: Uint8Array, ks: number, kl: number, thi: number, tlo: number): number {
+  /**
+   * Compares node `n` with the internal key (src[ks, ks+kl), trailer thi:tlo) whose first 8 bytes are `khi:klo`
+   * (`prefixWords`): the prefixes decide unless they tie.
+   */
+  private compareNode(
+    n: number,
+    src: Uint8Array,
+    ks: number,
+    kl: number,
+    thi: number,
+    tlo: number,
+    khi: number,
+    klo: number,
+  ): number {
     const nodes = this.nodes;
+    const phi = nodes[n + P_HI]!;
+    if (phi !== khi) return phi < khi ? -1 : 1;
+    const plo = nodes[n + P_LO]!;
+    if (plo !== klo) return plo < klo ? -1 : 1;
     const bytes = this.bytes;
     const off = nodes[n + OFF]!;
     const nl = nodes[n + KLEN]!;
     const m = Math.min(nl, kl);
-    for (let i = 0; i < m; i++) {
+    // Equal prefixes: the keys' bytes agree up to 8 or the shorter one's end (where zero padding may have tied).
+    for (let i = 8; i < m; i++) {
       const d = bytes[off + i]! - src[ks + i]!;
       if (d !== 0) return d;
     }
@@ -254,13 +277,15 @@ export class Memtable {
     fillPrev: boolean,
   ): number {
     const nodes = this.nodes;
+    const khi = prefixWord(src, ks, kl, 0);
+    const klo = prefixWord(src, ks, kl, 4);
     let x = 0;
     let level = this.maxHeight - 1;
     // A node found >= the key at one level is met again at lower levels: do not compare it twice (LevelDB's trick).
     let known = 0;
     for (;;) {
       const next = nodes[x + NEXT + level]!;
-      if (next !== 0 && next !== known && this.compareNode(next, src, ks, kl, thi, tlo) < 0) {
+      if (next !== 0 && next !== known && this.compareNode(next, src, ks, kl, thi, tlo, khi, klo) < 0) {
         x = next;
       } else {
         if (fillPrev) this.prev[level] = x;
@@ -311,10 +336,12 @@ export class Memtable {
     // replace the search. (After an insert, prev[i] below its height is that node; above it, unchanged and valid.)
     const last = this.lastInserted;
     const nodes = this.nodes;
+    const khi = prefixWord(src, ks, kl, 0);
+    const klo = prefixWord(src, ks, kl, 4);
     let hinted = false;
-    if (last !== 0 && this.compareNode(last, src, ks, kl, thi, tlo) < 0) {
+    if (last !== 0 && this.compareNode(last, src, ks, kl, thi, tlo, khi, klo) < 0) {
       const after = nodes[last + NEXT]!;
-      hinted = after === 0 || this.compareNode(after, src, ks, kl, thi, tlo) > 0;
+      hinted = after === 0 || this.compareNode(after, src, ks, kl, thi, tlo, khi, klo) > 0;
     }
     if (!hinted) this.findGreaterOrEqual(src, ks, kl, thi, tlo, true);
     const height = this.randomHeight();
@@ -329,6 +356,8 @@ export class Memtable {
     nodes[n + THI] = thi;
     nodes[n + TLO] = tlo;
     nodes[n + HEIGHT] = height;
+    nodes[n + P_HI] = khi;
+    nodes[n + P_LO] = klo;
     for (let i = 0; i < height; i++) {
       const p = this.prev[i]!;
       nodes[n + NEXT + i] = nodes[p + NEXT + i]!;
@@ -445,11 +474,13 @@ export class Memtable {
     const thi = readU32BE(ikey, kl);
     const tlo = readU32BE(ikey, kl + 4);
     const nodes = this.nodes;
+    const khi = prefixWord(ikey, 0, kl, 0);
+    const klo = prefixWord(ikey, 0, kl, 4);
     let x = 0;
     let level = this.maxHeight - 1;
     for (;;) {
       const next = nodes[x + NEXT + level]!;
-      if (next !== 0 && this.compareNode(next, ikey, 0, kl, thi, tlo) < 0) {
+      if (next !== 0 && this.compareNode(next, ikey, 0, kl, thi, tlo, khi, klo) < 0) {
         x = next;
       } else {
         if (level === 0) return x;
@@ -515,6 +546,20 @@ export class Memtable {
     }
     return out;
   }
+}
+
+/**
+ * Bytes `at` to `at + 3` of the key `src[ks, ks+kl)` as a big-endian u32, zero past its end: compared as numbers, two
+ * such words order keys as their bytes do, except that a tie says nothing (a key may end inside the padding).
+ */
+function prefixWord(src: Uint8Array, ks: number, kl: number, at: number): number {
+  if (kl >= at + 4) {
+    const p = ks + at;
+    return ((src[p]! << 24) | (src[p + 1]! << 16) | (src[p + 2]! << 8) | src[p + 3]!) >>> 0;
+  }
+  let w = 0;
+  for (let i = 0; i < 4; i++) w = (w << 8) | (at + i < kl ? src[ks + at + i]! : 0);
+  return w >>> 0;
 }
 
 function readU32BE(b: Uint8Array, at: number): number {

@@ -54,6 +54,23 @@ async function newStream(): Promise<string> {
   return name;
 }
 
+/** The position of the newest v1 checkpoint of `stream` once it reaches `last`, or after 10 s what it is then (0: none). */
+async function newestCheckpointReaching(stream: string, last: number): Promise<number> {
+  const newest = async () => {
+    for (const c of await checkpoints.list('v1')) {
+      const m = await checkpoints.manifestIfPresent(c);
+      if (m?.stream === stream) return m.position;
+    }
+    return 0;
+  };
+  let at = 0;
+  for (let i = 0; i < 200 && at < last; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    at = await newest();
+  }
+  return at;
+}
+
 async function follow(dir: string, stream: string, more: Partial<FollowerOptions> = {}): Promise<Follower> {
   let follower: Follower | undefined;
   follower = await Follower.open({
@@ -293,18 +310,7 @@ describe('Follower', () => {
     await writer.write(150, 1);
     await f.waitCaughtUp(); // 150 more applied meanwhile; nothing more will come
     release();
-    const newest = async () => {
-      for (const c of await checkpoints.list('v1')) {
-        const m = await checkpoints.manifestIfPresent(c);
-        if (m?.stream === stream) return m.position;
-      }
-      return 0;
-    };
-    let at = 0;
-    for (let i = 0; i < 200 && at < writer.lastSeq; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      at = await newest();
-    }
+    const at = await newestCheckpointReaching(stream, writer.lastSeq);
     expect(at).toBe(writer.lastSeq);
     await f.close();
   });
@@ -328,18 +334,7 @@ describe('Follower', () => {
     await writer.write(120, 1);
     const f = await follow('flaky', stream, { checkpoints: flaky, checkpointEvery: 100, maxBatchMessages: 20, log });
     await f.waitCaughtUp(); // nothing more will be written
-    const newest = async () => {
-      for (const c of await checkpoints.list('v1')) {
-        const m = await checkpoints.manifestIfPresent(c);
-        if (m?.stream === stream) return m.position;
-      }
-      return 0;
-    };
-    let at = 0;
-    for (let i = 0; i < 200 && at < writer.lastSeq; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      at = await newest();
-    }
+    const at = await newestCheckpointReaching(stream, writer.lastSeq);
     expect(failures).toBe(2);
     expect(warnings.filter((w) => w === 'checkpoint not published')).toHaveLength(2);
     expect(at).toBe(writer.lastSeq);

@@ -255,7 +255,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   range(options: RangeOptions<K> = {}): RangePage<K> {
     if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.settle();
+    // A crash open's pending writes need not go in: only a persisted map has them, and its pages come from the engine.
     return rangePage(options, this.keysAreStrings, this.persistence, this.index.tables(), this.arena);
   }
 
@@ -377,7 +377,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     return {
       source: o.loadedFrom,
       replayed: o.replayed,
-      replayPending: this.pending === null ? 0 : s!.writeCount - s!.foldedCount,
+      replayPending: s === null ? 0 : s.remaining,
       replayPages: s === null ? 0 : s.pages,
       imageRejected: o.imageRejected,
     };

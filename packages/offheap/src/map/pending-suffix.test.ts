@@ -188,6 +188,21 @@ describe('an open after a crash, before its replayed writes are in memory', () =
     await again.close();
   });
 
+  it('pages a range from the engine without waiting for them', async () => {
+    const { dir, model } = await crashedCopy(300, 23);
+    const map = await OffHeapMap.open<string, Value>({ dir, imageEvery: false });
+    const pending = map.openStats.replayPending;
+    expect(pending).toBeGreaterThan(0);
+    const page = map.range({ prefix: 'k', limit: 10_000 });
+    expect(map.openStats.replayPending).toBe(pending);
+    const want = [...model.keys()]
+      .filter((k) => k.startsWith('k'))
+      .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    expect(page.entries.map(([k]) => k)).toEqual(want);
+    expectWhole(map, model);
+    await map.close();
+  });
+
   it('answers for both keys of one hash', async () => {
     const { dir, model } = await crashedCopy(10, 19);
     const map = await OffHeapMap.open<string, Value>({ dir, imageEvery: false });

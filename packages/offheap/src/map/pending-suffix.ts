@@ -89,14 +89,9 @@ export class PendingSuffix {
     }
   }
 
-  /** Writes of the suffix. */
-  get writeCount(): number {
-    return this.writes.keys.length;
-  }
-
-  /** Writes already in the map. */
-  get foldedCount(): number {
-    return this.writes.keys.length - this.left;
+  /** Writes not in the map yet. */
+  get remaining(): number {
+    return this.left;
   }
 
   /** True once every write is in the map. */

@@ -3,7 +3,14 @@
 // reader's consumer are killed with SIGKILL and started again. No acknowledged publish is lost or stored twice, the
 // stream's sequences have no hole, and the reader that ran through it all saw every sequence once, in order.
 
-import { ChangePublisher, consumeChanges, ensureChangeStream, readStreamPosition, setChange } from '@heapless/replica';
+import {
+  type ChangeConsumer,
+  ChangePublisher,
+  consumeChanges,
+  ensureChangeStream,
+  readStreamPosition,
+  setChange,
+} from '@heapless/replica';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { expect, it } from 'vitest';
 import { type NatsNode, startNatsCluster } from './nats-server.js';
@@ -18,14 +25,17 @@ function node(name: string | undefined): NatsNode {
   return found;
 }
 
-/** The node that holds the reader's consumer, once there is one (the reader may be starting a new one). */
-async function consumerLeader(stream: string): Promise<string> {
+/** The node that holds the reader's own consumer, once it has one with a leader (it may be making a new one). */
+async function consumerLeader(stream: string, reader: ChangeConsumer): Promise<string> {
   const jsm = await jetstreamManager(servers.nc);
-  for (;;) {
-    const [info] = await jsm.consumers.list(stream).next();
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline) {
+    const name = reader.consumer;
+    const info = name === undefined ? undefined : await jsm.consumers.info(stream, name).catch(() => undefined);
     if (info?.cluster?.leader !== undefined) return info.cluster.leader;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  throw new Error(`the reader's consumer (${reader.consumer}) had no leader within 30 s`);
 }
 
 it('loses no acknowledged publish and no sequence while nodes of a 3-node cluster are killed', async () => {
@@ -44,7 +54,7 @@ it('loses no acknowledged publish and no sequence while nodes of a 3-node cluste
   // The writer publishes without pause until told to stop; the faults below happen while it runs.
   const publisher = new ChangePublisher(servers.nc, { stream, schema: 's1', timeoutMs: 3_000 });
   const acked = new Map<string, number>();
-  const waiting: { count: number; resolve: () => void }[] = [];
+  const waiting: { count: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
   let stop = false;
   const writer = (async () => {
     for (let i = 1; !stop; i++) {
@@ -56,10 +66,18 @@ it('loses no acknowledged publish and no sequence while nodes of a 3-node cluste
         else waiting.push(w);
     }
   })();
-  /** Resolves once `more` publishes beyond those acknowledged now are acknowledged. */
+  let writerError: unknown;
+  writer.catch((err) => {
+    writerError = err;
+    for (const w of waiting.splice(0)) w.reject(err);
+  });
+  /** Resolves once `more` publishes beyond those acknowledged now are acknowledged; rejects if the writer fails. */
   const acks = (more: number) => {
     const count = acked.size + more;
-    return new Promise<void>((resolve) => waiting.push({ count, resolve }));
+    return new Promise<void>((resolve, reject) => {
+      if (writerError !== undefined) reject(writerError);
+      else waiting.push({ count, resolve, reject });
+    });
   };
 
   try {
@@ -69,7 +87,7 @@ it('loses no acknowledged publish and no sequence while nodes of a 3-node cluste
     await acks(100);
     await streamLeader.start(); // healthy again once it has caught up with the stream
     await acks(100);
-    const consumerNode = node(await consumerLeader(stream));
+    const consumerNode = node(await consumerLeader(stream, consumer));
     await consumerNode.kill(); // the reader's consumer is gone with its node: it starts a new one elsewhere
     await acks(100);
     await consumerNode.start();
@@ -89,4 +107,4 @@ it('loses no acknowledged publish and no sequence while nodes of a 3-node cluste
   const stored = new Map<number, string>();
   for (const batch of reader.batches) for (const m of batch.messages) stored.set(m.seq, m.msgId!);
   for (const [msgId, seq] of acked) expect(stored.get(seq)).toBe(msgId);
-});
+}, 180_000); // two restarts may each take up to their 30 s readiness bound on a loaded machine, and the reader's recovery more

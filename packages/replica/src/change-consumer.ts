@@ -168,6 +168,14 @@ export class ChangeConsumer {
     return this.handled;
   }
 
+  /**
+   * The name of the server-side consumer the reader pulls from now; undefined between two (after a lost node or
+   * an outage, before the next is made). For operators looking it up with `nats consumer info`.
+   */
+  get consumer(): string | undefined {
+    return this.consumerName;
+  }
+
   /** Messages after the last delivered one, as the server last said (0 once caught up). */
   get lag(): number {
     return this.pending;

@@ -35,7 +35,8 @@ export async function runEngineCommand(args: EngineArgs, io: CommandIo): Promise
       if (args.json) io.out(`${toJson(report)}\n`);
       else {
         io.out(
-          `${report.tables} tables, ${report.entries} entries, last sequence ${report.lastSequence}; ` +
+          `${report.tables} tables${report.merged ? ' (merged into one sorted run)' : ''}, ${report.entries} entries, ` +
+            `last sequence ${report.lastSequence}; ` +
             `${report.logs} logs replayed (${report.logRecords} records)\n`,
         );
         for (const l of report.lost) io.out(`moved to lost/: ${l.file} (${l.reason})\n`);

@@ -29,11 +29,15 @@ const TAIL = 50;
 const key = (i: number) => `key${String(i).padStart(5, '0')}`;
 const small = { writeBufferSize: 64 * 1024, targetFileSize: 32 * 1024, level0CompactionTrigger: 2 };
 
-/** Writes random puts and deletes (tables at several levels, overwrites across them, a WAL), mirrored in a Map. */
-async function populate(d: string): Promise<Map<string, string>> {
+/**
+ * Writes random puts and deletes (tables at several levels, overwrites across them, a WAL), mirrored in a Map.
+ * With `interleave`, a key is then overwritten into level 0 and a compaction beside it rewrites the deeper table
+ * that holds its old version, so that tables sharing keys share sequence ranges too (repair must merge).
+ */
+async function populate(d: string, interleave = false): Promise<Map<string, string>> {
   const model = new Map<string, string>();
   const rand = prng(14);
-  const db = await Engine.open(d, small);
+  let db = await Engine.open(d, small);
   try {
     for (let round = 0; round < 4; round++) {
       for (let i = 0; i < 6000; i++) {
@@ -49,6 +53,21 @@ async function populate(d: string): Promise<Map<string, string>> {
       }
       if (round === 1) await db.compactRange();
       if (round === 2) await db.flush();
+    }
+    if (interleave) {
+      await db.compactRange(); // no level-0 table left that would take part in the compaction below
+      // Two level-0 tables must stay apart until the explicit compaction.
+      await db.close();
+      db = await Engine.open(d, { ...small, level0CompactionTrigger: 8 });
+      await db.put(key(1), 'fresh');
+      model.set(key(1), 'fresh');
+      await db.flush();
+      for (let i = 0; i < 10; i++) {
+        await db.put(`${key(2)}-${i}`, 'beside');
+        model.set(`${key(2)}-${i}`, 'beside');
+      }
+      await db.flush();
+      await db.compactRange(Buffer.from(key(2)), Buffer.from(key(3)));
     }
     // A tail that stays in the WAL: a close flushes a live memtable only past a quarter of writeBufferSize.
     await db.flush();
@@ -89,18 +108,56 @@ async function expectModel(d: string, model: Map<string, string>): Promise<void>
 const manifests = (d: string) => readdirSync(d).filter((n) => n.startsWith('MANIFEST-'));
 
 describe('repairDatabase', () => {
-  it('brings back every record of the tables and logs after MANIFEST and CURRENT are deleted (model check)', async () => {
-    const model = await populate(dir);
+  it.each([
+    ['kept in level 0', false],
+    ['merged', true],
+  ])(
+    'brings back every record of the tables and logs after MANIFEST and CURRENT are deleted (model check, %s)',
+    async (_, interleave) => {
+      const model = await populate(dir, interleave);
+      for (const m of manifests(dir)) unlinkSync(join(dir, m));
+      unlinkSync(join(dir, 'CURRENT'));
+      const report = await repairDatabase(dir);
+      expect(report.merged).toBe(interleave);
+      expect(report.tables).toBeGreaterThan(interleave ? 0 : 1); // merged: one run of 2 MiB tables
+      expect(report.logs).toBe(1);
+      expect(report.logRecords).toBeGreaterThan(0);
+      expect(report.lastSequence).toBe(24_000 + (interleave ? 11 : 0) + TAIL);
+      // The replayed log is kept in lost/, never deleted.
+      expect(readdirSync(join(dir, LOST_FOLDER)).some((n) => n.endsWith('.log'))).toBe(true);
+      await expectModel(dir, model);
+    },
+  );
+
+  it('gives the newest version of a key whose older version a later compaction rewrote (no stale get)', async () => {
+    // The layout: `k`'s old version sits in a deeper table that a compaction rewrote after `k` was overwritten in
+    // a level-0 table, so the table holding the OLD version has the larger largest sequence. Read as level 0 by
+    // largest sequence, that table would shadow the new version.
+    const db = await Engine.open(dir);
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    for (const c of letters) await db.put(c, `${c}:old`);
+    await db.compactRange(); // every letter in one deeper table, sequences 1..26
+    await db.put('k', 'k:new'); // sequence 27, flushed into level 0 alone
+    await db.flush();
+    for (let i = 0; i < 10; i++) await db.put(`k${i}`, `k${i}`); // beside 'k' in key order, not overlapping it
+    await db.flush();
+    await db.compactRange(Buffer.from('k0'), Buffer.from('k9')); // rewrites the deeper table, old 'k' included
+    expect(Buffer.from(db.getSync('k')!).toString()).toBe('k:new');
+    await db.close();
     for (const m of manifests(dir)) unlinkSync(join(dir, m));
     unlinkSync(join(dir, 'CURRENT'));
-    const report = await repairDatabase(dir);
-    expect(report.tables).toBeGreaterThan(1);
-    expect(report.logs).toBe(1);
-    expect(report.logRecords).toBeGreaterThan(0);
-    expect(report.lastSequence).toBe(24_000 + TAIL);
-    // The replayed log is kept in lost/, never deleted.
-    expect(readdirSync(join(dir, LOST_FOLDER)).some((n) => n.endsWith('.log'))).toBe(true);
-    await expectModel(dir, model);
+    expect((await repairDatabase(dir)).merged).toBe(true);
+    const repaired = await Engine.open(dir);
+    try {
+      expect(Buffer.from(repaired.getSync('k')!).toString()).toBe('k:new');
+      expect(Buffer.from((await repaired.get('k'))!).toString()).toBe('k:new');
+      const all: [string, string][] = [];
+      for await (const [k, v] of repaired.iterator()) all.push([Buffer.from(k).toString(), Buffer.from(v).toString()]);
+      expect(all.find(([k]) => k === 'k')).toEqual(['k', 'k:new']);
+      expect(all.length).toBe(36);
+    } finally {
+      await repaired.close();
+    }
   });
 
   it('replaces a damaged MANIFEST, which it moves to lost/, and the database opens again with every record', async () => {
@@ -130,6 +187,8 @@ describe('repairDatabase', () => {
     writeFileSync(path, bytes);
     const report = await repairDatabase(dir);
     expect(report.lost.map((l) => l.file)).toContain(`${String(older!.number).padStart(6, '0')}.sst`);
+    expect(report.merged).toBe(false); // level-0 flushes only: kept as they are, renumbered
+    expect(report.tables).toBe(1);
     expect(newer).toBeDefined();
     const again = await Engine.open(dir);
     expect(again.getSync('a')).toBeUndefined();

@@ -6,22 +6,27 @@
  *    in the middle gives back the records before the damage); the log then moves to `lost/`;
  * 2. each table is read through, entry by entry (every data block's checksum is checked on the way), for its key
  *    range, entry count and largest sequence number; a table that does not read through moves to `lost/`;
- * 3. the tables are renumbered in order of their largest sequence number, so that level 0's newest-first order (by
- *    file number) is also the order of their writes; every table goes to level 0, where tables may overlap, and the
- *    engine's compactions sort them into levels again;
+ * 3. when no two tables that share keys also share sequence numbers (a database of level-0 flushes, say), the
+ *    tables are renumbered in order of their largest sequence number, so that level 0's newest-first order (by
+ *    file number) is also the order of their writes, and all go to level 0, where tables may overlap; the engine's
+ *    compactions sort them into levels again. Otherwise (tables from compactions: a rewritten deeper table can hold
+ *    an old version of a key beside writes newer than a level-0 table that holds its new version) no order of level
+ *    0 is right for every key, and the tables are merged, as a full compaction does, into one sorted run at the last
+ *    level: the newest version of every key, the hidden older ones dropped; the merged tables are deleted once the
+ *    new manifest is durable, their data being in the new ones;
  * 4. a new manifest records them, with the last sequence the tables hold and a log number that retires every log;
  *    CURRENT is pointed at it, and the old manifests move to `lost/`.
  *
  * Nothing is deleted: a file repair cannot use is moved into `lost/` (as LevelDB does), for the user to inspect.
  * An interrupted repair leaves every record in some file of the directory; running repair again completes it.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { CorruptionError, ioError } from '../base/errors.js';
 import { FileType, logFileName, manifestFileName, parseFileName, tableFileName } from '../base/filenames.js';
-import { sequenceOf, ValueKind } from '../base/internal-key.js';
+import { compareBytes, sequenceOf, userKeyOf, ValueKind } from '../base/internal-key.js';
 import { type EngineOptions, resolveOptions } from '../base/options.js';
-import { flushMemtable } from '../compaction/compaction-job.js';
+import { compactTables, flushMemtable } from '../compaction/compaction-job.js';
 import { Memtable } from '../memtable/memtable.js';
 import { RecordReader } from '../record/record-reader.js';
 import { RecordWriter } from '../record/record-writer.js';
@@ -38,10 +43,12 @@ export const LOST_FOLDER = 'lost';
 
 /** What `repairDatabase` did. */
 export interface RepairReport {
-  /** Tables the new manifest lists (all at level 0). */
+  /** Tables the new manifest lists (at level 0, or at the last level when they were merged). */
   tables: number;
-  /** Entries in them (every version of every key, tombstones included). */
+  /** Entries in them (every version of every key, tombstones included; after a merge, only the newest). */
   entries: number;
+  /** True when the tables found were merged into one sorted run (see step 3 above). */
+  merged: boolean;
   /** Logs replayed into new tables, and the records they gave back. */
   logs: number;
   logRecords: number;
@@ -54,7 +61,14 @@ export interface RepairReport {
 /** Options of `repairDatabase`: the engine options the new tables are written with (compression, bloom filter...). */
 export type RepairOptions = Pick<
   EngineOptions,
-  'blockSize' | 'blockRestartInterval' | 'bloomBitsPerKey' | 'compression' | 'zstdLevel' | 'writeBufferSize'
+  | 'blockSize'
+  | 'blockRestartInterval'
+  | 'bloomBitsPerKey'
+  | 'compression'
+  | 'zstdLevel'
+  | 'writeBufferSize'
+  | 'targetFileSize'
+  | 'numLevels'
 >;
 
 /**
@@ -65,7 +79,7 @@ export async function repairDatabase(dir: string, options: RepairOptions = {}): 
   const opts = resolveOptions(options);
   const lock = LockFile.acquire(dir);
   try {
-    return new Repairer(dir, builderOptions(opts), opts.writeBufferSize).run();
+    return new Repairer(dir, builderOptions(opts), opts).run();
   } finally {
     lock.release();
   }
@@ -76,13 +90,24 @@ const IGNORE: BatchHandler = { put: () => {}, del: () => {} };
 
 class Repairer {
   private nextNumber = 1;
-  private readonly report: RepairReport = { tables: 0, entries: 0, logs: 0, logRecords: 0, lastSequence: 0, lost: [] };
+  private readonly report: RepairReport = {
+    tables: 0,
+    entries: 0,
+    merged: false,
+    logs: 0,
+    logRecords: 0,
+    lastSequence: 0,
+    lost: [],
+  };
+  private readonly writeBufferSize: number;
 
   constructor(
     private readonly dir: string,
     private readonly builder: ReturnType<typeof builderOptions>,
-    private readonly writeBufferSize: number,
-  ) {}
+    private readonly opts: { writeBufferSize: number; targetFileSize: number; numLevels: number },
+  ) {
+    this.writeBufferSize = opts.writeBufferSize;
+  }
 
   run(): RepairReport {
     const names = readdirSync(this.dir);
@@ -99,25 +124,64 @@ class Repairer {
     }
     logs.sort((a, b) => a - b);
     for (const n of logs) tables.push(...this.convertLog(n));
-    const scanned: { meta: FileMetaData; maxSequence: number }[] = [];
+    const scanned: ScannedTable[] = [];
     for (const n of tables) {
       const s = this.scanTable(n);
       if (s !== undefined) scanned.push(s);
     }
-    // Renumbered by largest sequence, oldest writes first: level 0 is read newest (highest number) first.
-    scanned.sort((a, b) => a.maxSequence - b.maxSequence || a.meta.number - b.meta.number);
+    for (const s of scanned) if (s.maxSequence > this.report.lastSequence) this.report.lastSequence = s.maxSequence;
     const edit = new VersionEdit();
-    for (const s of scanned) {
-      const number = this.nextNumber++;
-      this.rename(tableFileName(this.dir, s.meta.number), tableFileName(this.dir, number));
-      edit.addFile(0, { ...s.meta, number });
-      this.report.entries += s.meta.entries;
-      if (s.maxSequence > this.report.lastSequence) this.report.lastSequence = s.maxSequence;
+    const merged = sequencesInterleave(scanned) ? this.merge(scanned) : undefined;
+    if (merged === undefined) {
+      // Renumbered by largest sequence, oldest writes first: level 0 is read newest (highest number) first.
+      scanned.sort((a, b) => a.maxSequence - b.maxSequence || a.meta.number - b.meta.number);
+      for (const s of scanned) {
+        const number = this.nextNumber++;
+        this.rename(tableFileName(this.dir, s.meta.number), tableFileName(this.dir, number));
+        edit.addFile(0, { ...s.meta, number });
+        this.report.entries += s.meta.entries;
+      }
+      this.report.tables = scanned.length;
+    } else {
+      for (const meta of merged) {
+        edit.addFile(this.opts.numLevels - 1, meta);
+        this.report.entries += meta.entries;
+      }
+      this.report.tables = merged.length;
+      this.report.merged = true;
     }
-    this.report.tables = scanned.length;
     this.writeManifest(edit);
+    // The merged tables' data is in the new ones, which the durable manifest lists: they are obsolete, as a
+    // compaction's inputs are.
+    if (merged !== undefined) for (const s of scanned) this.remove(tableFileName(this.dir, s.meta.number));
     for (const n of manifests) this.moveToLost(manifestFileName(this.dir, n), 'replaced by the repaired manifest');
     return this.report;
+  }
+
+  /**
+   * Merges every table into new ones (one sorted run, the newest version of each key) and returns their metadata.
+   * The inputs are left in place.
+   */
+  private merge(scanned: readonly ScannedTable[]): FileMetaData[] {
+    let bytes = 0;
+    for (const s of scanned) bytes += s.meta.size;
+    // Numbers for the outputs, more than enough: past them, the last output would only grow beyond its target.
+    const outputs = Math.ceil(bytes / this.opts.targetFileSize) * 2 + 8;
+    const outputNumbers = Array.from({ length: outputs }, () => this.nextNumber++);
+    const result = compactTables({
+      kind: 'compact',
+      dir: this.dir,
+      // Newest first, as a compaction orders its inputs; ties of one internal key (a log replayed into a table
+      // that was also flushed) keep one copy.
+      inputs: [...scanned].sort((a, b) => b.maxSequence - a.maxSequence).map((s) => s.meta.number),
+      outputNumbers,
+      deeper: [],
+      smallestSnapshot: this.report.lastSequence,
+      targetFileSize: this.opts.targetFileSize,
+      builder: this.builder,
+    });
+    syncDirectory(this.dir);
+    return result.outputs;
   }
 
   /** Replays log `n` into new tables (their numbers returned), then moves it to lost/. */
@@ -169,7 +233,7 @@ class Repairer {
   }
 
   /** Reads table `n` through for its metadata; a table that does not read moves to lost/. */
-  private scanTable(n: number): { meta: FileMetaData; maxSequence: number } | undefined {
+  private scanTable(n: number): ScannedTable | undefined {
     const path = tableFileName(this.dir, n);
     let reader: TableReader;
     try {
@@ -183,6 +247,7 @@ class Repairer {
     let largest: Uint8Array | undefined;
     let entries = 0;
     let maxSequence = 0;
+    let minSequence = Number.POSITIVE_INFINITY;
     const it = reader.iterator({ fillCache: false });
     try {
       for (it.seekToFirst(); it.valid(); it.next()) {
@@ -192,6 +257,7 @@ class Repairer {
         entries++;
         const seq = sequenceOf(k);
         if (seq > maxSequence) maxSequence = seq;
+        if (seq < minSequence) minSequence = seq;
       }
       largest = largest?.slice();
     } catch (err) {
@@ -208,7 +274,7 @@ class Repairer {
       this.moveToLost(path, 'the table holds no entry');
       return undefined;
     }
-    return { meta: { number: n, size, entries, smallest, largest }, maxSequence };
+    return { meta: { number: n, size, entries, smallest, largest }, minSequence, maxSequence };
   }
 
   /** Writes the new manifest with `edit`'s tables and points CURRENT at it, durably. */
@@ -229,6 +295,14 @@ class Repairer {
       writer.close();
     }
     setCurrentFile(this.dir, manifestNumber, tempNumber);
+  }
+
+  private remove(path: string): void {
+    try {
+      unlinkSync(path);
+    } catch (err) {
+      throw ioError('deleting', path, err);
+    }
   }
 
   private rename(from: string, to: string): void {
@@ -254,4 +328,30 @@ class Repairer {
     syncDirectory(this.dir);
     this.report.lost.push({ file: basename(path), reason });
   }
+}
+
+/** A table read through by the repair: its metadata and the range of sequence numbers it holds. */
+interface ScannedTable {
+  readonly meta: FileMetaData;
+  readonly minSequence: number;
+  readonly maxSequence: number;
+}
+
+/**
+ * True when two tables whose user-key ranges meet also hold sequence ranges that meet: then no order of the tables
+ * is newest-first for every key they share, and level 0 (read table by table, the first that holds a key wins)
+ * could answer with an older version.
+ */
+function sequencesInterleave(tables: readonly ScannedTable[]): boolean {
+  const byStart = tables
+    .map((t) => ({ t, smallest: userKeyOf(t.meta.smallest), largest: userKeyOf(t.meta.largest) }))
+    .sort((a, b) => compareBytes(a.smallest, b.smallest));
+  const open: typeof byStart = [];
+  for (const cur of byStart) {
+    // A table that ends before this one starts meets none of the rest either (they start no earlier).
+    for (let i = open.length - 1; i >= 0; i--) if (compareBytes(open[i]!.largest, cur.smallest) < 0) open.splice(i, 1);
+    for (const o of open) if (o.t.minSequence <= cur.t.maxSequence && cur.t.minSequence <= o.t.maxSequence) return true;
+    open.push(cur);
+  }
+  return false;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Engine } from './engine.js';
-import { delayUntilNext, PeriodicCompaction, type SchedulerClock } from './periodic-compaction.js';
+import { delayUntilNext, MAX_TIMER_MS, PeriodicCompaction, type SchedulerClock } from './periodic-compaction.js';
 
 let dir: string;
 beforeEach(() => {
@@ -96,6 +96,25 @@ describe('PeriodicCompaction', () => {
     const stopped = p.stop();
     finish();
     await stopped;
+    expect(clock.pending).toBe(0);
+  });
+
+  it('waits a period longer than one timer can (~24.8 days) in steps, compacting only when it is due', async () => {
+    const clock = new FakeClock();
+    let compactions = 0;
+    const days30 = 30 * 24 * 3600;
+    const p = new PeriodicCompaction({ everySeconds: days30 }, async () => void compactions++, clock);
+    const start = clock.time.getTime();
+    expect(clock.timers[0]!.at - start).toBe(MAX_TIMER_MS); // no timer beyond what setTimeout takes
+    clock.fireNext();
+    expect(compactions).toBe(0); // 24.8 days: not yet
+    expect(clock.pending).toBe(1);
+    clock.fireNext();
+    expect(clock.time.getTime() - start).toBe(days30 * 1000);
+    expect(compactions).toBe(1);
+    await vi.waitFor(() => expect(p.runs).toBe(1));
+    expect(clock.pending).toBe(1); // the next period, again in steps
+    await p.stop();
     expect(clock.pending).toBe(0);
   });
 

@@ -10,6 +10,11 @@
 import type { PeriodicCompactionSchedule } from '../base/options.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/**
+ * The longest delay one timer takes: Node runs a longer one after 1 ms (with a TimeoutOverflowWarning), so a
+ * schedule beyond ~24.8 days waits in steps of at most this.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Milliseconds from `now` to the next run of `schedule`: `everySeconds` from now, or the next time the local clock
@@ -58,13 +63,26 @@ export class PeriodicCompaction {
 
   private arm(): void {
     if (this.schedule === false || this.stopped) return;
-    const timer = this.clock.setTimeout(() => this.fire(), delayUntilNext(this.schedule, this.clock.now()));
+    const now = this.clock.now().getTime();
+    this.wait(now + delayUntilNext(this.schedule, new Date(now)));
+  }
+
+  /** Sets the timer for `due` (ms since the epoch), in steps no timer overflows. */
+  private wait(due: number): void {
+    const left = due - this.clock.now().getTime();
+    const timer = this.clock.setTimeout(
+      () => {
+        this.timer = undefined;
+        if (left > MAX_TIMER_MS) this.wait(due);
+        else this.fire();
+      },
+      Math.min(Math.max(left, 0), MAX_TIMER_MS),
+    );
     timer.unref?.();
     this.timer = timer;
   }
 
   private fire(): void {
-    this.timer = undefined;
     this.running = this.compact()
       // A close under the run stops it (CLOSED); any other failure has shut the write gate, which reports it to
       // every later write: nothing is left to report here.

@@ -69,6 +69,7 @@ describe('verifyDatabase', () => {
     ['the footer', () => ({ name: table.name, flip: table.size - 30, offset: table.size - FOOTER_SIZE })],
     ['a WAL record', () => ({ name: log, flip: 7 + 4, offset: 0 })],
     ['a MANIFEST record', () => ({ name: manifest, flip: 7 + 2, offset: 0 })],
+    ['CURRENT', () => ({ name: 'CURRENT', flip: 3, offset: 0 })],
   ];
   for (const [what, where] of cases) {
     it(`finds a flipped byte in ${what}, naming the file and offset`, async () => {

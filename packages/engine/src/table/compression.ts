@@ -193,8 +193,9 @@ function checkedLength(codec: string, declared: number, bound: number): number {
 /**
  * `out` as a plain Uint8Array, copied when it is a small view of a larger buffer: node:zlib hands back a view of its
  * output chunk (16 KiB on Node 20, 64 KiB on Node 24), which a cached 4 KiB block would otherwise keep alive whole.
- * The copy is one memcpy of the block, beside a decode that costs ten to a hundred times more; snappy, lz4 and fzstd
- * decode straight into a buffer of the block's size and are never copied.
+ * The copy is one memcpy of the block, beside a decode that costs ten to a hundred times more; lz4 and fzstd decode
+ * straight into a buffer of the block's size, and snappy's binding copies its output once into a JS buffer
+ * (COPY_OUTPUT), none of which is copied again here.
  */
 function ownBytes(out: Uint8Array): Uint8Array {
   const view = new Uint8Array(out.buffer, out.byteOffset, out.length);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '@heapless/engine';
+import { OffHeapMap } from '@heapless/offheap';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -83,6 +84,29 @@ describe('heapless engine', () => {
     expect(json.ok).toBe(false);
   });
 
+  it('verify: checks the map image of a map directory too, naming a damaged section', async () => {
+    const mapDir = join(root, 'map');
+    const map = await OffHeapMap.open<string, string>({ dir: mapDir });
+    for (let i = 0; i < 2000; i++) map.set(key(i), `value ${i}`);
+    await map.close();
+    const good = heapless('engine', 'verify', mapDir);
+    expect(good.status).toBe(0);
+    expect(good.stdout).toMatch(/^ok {3}image {4}.*MAPIMAGE \(\d+ sections checked\)$/m);
+    const path = join(mapDir, 'MAPIMAGE');
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 50] = bytes[bytes.length - 50]! ^ 4;
+    writeFileSync(path, bytes);
+    const bad = heapless('engine', 'verify', mapDir);
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toMatch(new RegExp(`^damaged: ${path} at offset \\d+: section \\d+ \\(arena segment`, 'm'));
+    const json = JSON.parse(heapless('engine', 'verify', mapDir, '--json').stdout) as {
+      ok: boolean;
+      image: { problems: unknown[] };
+    };
+    expect(json.ok).toBe(false);
+    expect(json.image.problems).toHaveLength(1);
+  });
+
   it('compact, checkpoint and repair: each leaves a database that holds every entry', async () => {
     const compact = heapless('engine', 'compact', dir, '--json');
     expect(compact.status).toBe(0);
@@ -133,6 +157,7 @@ describe('heapless engine', () => {
  */
 const WRITER = `
 import { Engine } from '@heapless/engine';
+import { OffHeapMap } from '@heapless/offheap';
 const db = await Engine.open(process.argv[1], { writeBufferSize: 16 * 1024, targetFileSize: 8 * 1024 });
 let stop = false;
 process.stdin.on('end', () => { stop = true; }).resume();

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OffHeapMap } from '../map/offheap-map.js';
 import { struct, utf8 } from '../struct.js';
-import { beginImageLoad, IMAGE_FILE } from './image.js';
+import { beginImageLoad, IMAGE_FILE, verifyMapImage } from './image.js';
 import { native, portableImageChecksum } from './native.js';
 import { directoryFromImage, FORMAT_VERSION } from './persistence.js';
 
@@ -330,3 +330,39 @@ function flip(b: Buffer, at: number): Buffer {
   c[at] ^= 0x55;
   return c;
 }
+
+describe('verifyMapImage', () => {
+  it('passes an intact image, names the section of a flipped byte and its offset, and a damaged header at 0', async () => {
+    const { dir } = await closedMap(3000);
+    const path = join(dir, IMAGE_FILE);
+    const intact = verifyMapImage(dir)!;
+    expect(intact).toEqual({ file: path, checked: expect.any(Number), problems: [] });
+    expect(intact.checked).toBeGreaterThanOrEqual(2); // the index table and at least one arena segment
+    expect(verifyMapImage(freshDir())).toBeUndefined();
+    const bytes = readFileSync(path);
+    const last = bytes.length - 100; // inside the last section: an arena segment
+    const flipped = (at: number) => {
+      const copy = Buffer.from(bytes);
+      copy[at] = copy[at]! ^ 0x10;
+      writeFileSync(path, copy);
+      return verifyMapImage(dir)!;
+    };
+    for (const helpers of [native, null]) {
+      const copy = Buffer.from(bytes);
+      copy[last] = copy[last]! ^ 0x10;
+      writeFileSync(path, copy);
+      const report = verifyMapImage(dir, helpers)!;
+      expect(report.checked).toBe(intact.checked);
+      expect(report.problems).toEqual([
+        { file: path, offset: expect.any(Number), message: expect.stringMatching(/arena segment .*checksum/) },
+      ]);
+      expect(report.problems[0]!.offset % (64 * 1024)).toBe(0);
+      expect(report.problems[0]!.offset).toBeLessThanOrEqual(last);
+    }
+    expect(flipped(30).problems).toEqual([{ file: path, offset: 0, message: 'image header checksum mismatch' }]);
+    writeFileSync(path, bytes.subarray(0, bytes.length - 10));
+    expect(verifyMapImage(dir)!.problems).toEqual([
+      { file: path, offset: 0, message: expect.stringMatching(/truncated|damaged/) },
+    ]);
+  });
+});

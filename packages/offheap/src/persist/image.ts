@@ -190,6 +190,63 @@ export function beginImageLoad(dir: string, helpers: NativeHelpers | null = nati
   }
 }
 
+/** A damaged place in a map image: the file, the byte offset of the part that fails its check, and what fails. */
+export interface ImageProblem {
+  readonly file: string;
+  readonly offset: number;
+  readonly message: string;
+}
+
+/** What {@link verifyMapImage} found. */
+export interface ImageVerifyReport {
+  /** The image's path. */
+  readonly file: string;
+  /** Sections (the index table, each arena segment) read and checksummed. */
+  readonly checked: number;
+  /** Empty when every checksum holds. */
+  readonly problems: ImageProblem[];
+}
+
+/**
+ * Checks every checksum of `dir/MAPIMAGE` (the header's, then each section's), reading the file and changing
+ * nothing; undefined when the directory has no image. A damaged header is one problem at offset 0 (the sections
+ * cannot be located then); a damaged section is a problem at its offset, and the others are still checked. Whether
+ * the image is current for the engine beside it is not checked here: a stale or damaged image is never used (the
+ * map is rebuilt from the engine), so a problem here costs open time, never data. Throws IO errors other than a
+ * missing file.
+ */
+export function verifyMapImage(dir: string, helpers: NativeHelpers | null = native): ImageVerifyReport | undefined {
+  const file = join(dir, IMAGE_FILE);
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    let header: Header | string;
+    try {
+      header = readHeader(fd);
+    } catch (err) {
+      header = `image unreadable: ${String(err)}`;
+    }
+    if (typeof header === 'string') return { file, checked: 0, problems: [{ file, offset: 0, message: header }] };
+    const problems: ImageProblem[] = [];
+    header.sections.forEach((s, i) => {
+      const what = i === 0 ? 'section 0 (index table)' : `section ${i} (arena segment ${i - 1})`;
+      const bytes = Buffer.allocUnsafe(s.fileBytes);
+      if (readFully(fd, bytes, s.offset) < s.fileBytes)
+        problems.push({ file, offset: s.offset, message: `${what} is cut short` });
+      else if ((helpers === null ? portableImageChecksum(bytes) : helpers.checksum(bytes)) !== s.checksum)
+        problems.push({ file, offset: s.offset, message: `${what}: checksum mismatch` });
+    });
+    return { file, checked: header.sections.length, problems };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 interface Section {
   offset: number;
   fileBytes: number;

@@ -39,3 +39,18 @@ export function tryLockExclusive(fd: number): boolean {
 export function unlockFile(fd: number): void {
   locks().unlock(fd);
 }
+
+/**
+ * Takes a lock on `length` bytes from `offset` of the file open as `fd` (a lock on bytes that need not exist), shared
+ * (`fd` open for reading) or exclusive (`fd` open for writing), without waiting. Returns false when another open file
+ * description holds a conflicting lock on any of those bytes. Linux's open-file-description locks only: elsewhere
+ * the package locks whole files, which this must not be used for. Throws the system error for anything else.
+ */
+export function tryLockRange(fd: number, offset: number, length: number, shared: boolean): boolean {
+  return locks().tryLock(fd, offset, length, { shared });
+}
+
+/** Releases the locks `fd` holds on `length` bytes from `offset`. */
+export function unlockRange(fd: number, offset: number, length: number): void {
+  locks().unlock(fd, offset, length);
+}

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { ioError } from '../base/errors.js';
 import { FileType, LOCK_FILE, parseFileName } from '../base/filenames.js';
 import { LockFile } from './lock-file.js';
+import { READERS_FILE } from './reader-pins.js';
 
 /**
  * Deletes the engine's files in `dir` (see the top of the file). Resolves at once if `dir` does not exist. Rejects
@@ -37,7 +38,13 @@ export async function destroyDatabase(dir: string): Promise<void> {
   } finally {
     lock.release();
   }
-  // The database is gone: its LOCK can go too (an open racing this one finds no CURRENT and creates a new database).
+  // The database is gone: its READERS and LOCK can go too (an open racing this one finds no CURRENT and creates a
+  // new database).
+  try {
+    unlinkSync(join(dir, READERS_FILE));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError('deleting', join(dir, READERS_FILE), err);
+  }
   try {
     unlinkSync(join(dir, LOCK_FILE));
   } catch (err) {

@@ -34,6 +34,7 @@ import { PeriodicCompaction } from './periodic-compaction.js';
 import { amplification, hitRate, propertyValue, type TableInfo, tablesOf } from './properties.js';
 import { readOnlyError } from './read-only.js';
 import { type ReadOptions, ReadPath, toKey } from './read-path.js';
+import type { ReaderRegistry } from './reader-pins.js';
 import { type Snapshot, SnapshotList } from './snapshot.js';
 import { readUpdatesSince, recoveredUpdatesSince, type UpdateBatch, type UpdatesSince } from './updates-since.js';
 import { WalRetention } from './wal-retention.js';
@@ -121,6 +122,8 @@ export class Engine {
   private readonly memtables: MemtableSet;
   private readonly gate: WriteGate;
   private readonly obsolete: ObsoleteFiles;
+  /** The writer's side of the readers' pins (reader-pins.ts); undefined for a read-only engine. */
+  private readonly readers: ReaderRegistry | undefined;
   private readonly retention: WalRetention;
   private readonly jobs = new JobPool();
   private readonly background: BackgroundWork;
@@ -157,7 +160,8 @@ export class Engine {
       options.retainWalAfter >= 0 ? options.retainWalAfter : undefined,
       options.walRetentionBytes,
     );
-    this.obsolete = new ObsoleteFiles(dir, versions, this.tableCache, this.retention);
+    this.readers = db.readers;
+    this.obsolete = new ObsoleteFiles(dir, versions, this.tableCache, this.retention, db.readers);
     this.background = new BackgroundWork({
       dir,
       options,
@@ -581,6 +585,7 @@ export class Engine {
     this.versions.close();
     this.tableCache.close();
     this.blockCache.clear();
+    this.readers?.close();
     this.lock?.release();
     this.view?.close();
     // Without a WAL, a failed flush lost writes: close says so.

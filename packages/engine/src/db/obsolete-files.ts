@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { FileType, type ListedFile, parseFileName, parseListing } from '../base/filenames.js';
 import type { TableCache } from '../table/table-cache.js';
 import type { VersionSet } from '../version/version-set.js';
+import type { ReaderRegistry } from './reader-pins.js';
 import type { WalRetention } from './wal-retention.js';
 
 export class ObsoleteFiles {
@@ -30,11 +31,20 @@ export class ObsoleteFiles {
     versions: VersionSet,
     tableCache: TableCache,
     private readonly retention?: WalRetention,
+    /** Readers of other processes that may still read tables no version here lists (reader-pins.ts). */
+    private readonly readers?: ReaderRegistry,
   ) {
     this.dir = dir;
     this.versions = versions;
     this.tableCache = tableCache;
+    this.openGeneration = versions.nextFileNumber;
   }
+
+  /**
+   * The generation when the engine opened: a table unlisted then (left by an earlier run, or kept for a reader)
+   * waits for the readers of views older than that.
+   */
+  private readonly openGeneration: number;
 
   /**
    * Logs below the manifest's log number that the retention pin keeps (present in the directory, not being deleted);
@@ -84,6 +94,20 @@ export class ObsoleteFiles {
       return;
     }
     const keepLogsFrom = this.retention === undefined ? Number.POSITIVE_INFINITY : this.keepLogsFrom(files);
+    // Asked only for tables that are to go, once per generation and pass: a reader holding a view from before the
+    // edit that dropped a table keeps it (a later pass deletes it).
+    const allowed = new Map<number, boolean>();
+    const mayDelete = (table: number) => {
+      const readers = this.readers;
+      if (readers === undefined) return true;
+      const generation = versions.droppedAt(table) ?? this.openGeneration;
+      let ok = allowed.get(generation);
+      if (ok === undefined) {
+        ok = readers.mayDeleteTables(generation);
+        allowed.set(generation, ok);
+      }
+      return ok;
+    };
     for (const f of files) {
       const name = f.name;
       let remove = false;
@@ -93,7 +117,8 @@ export class ObsoleteFiles {
           if (remove) this.retention?.forget(f.number);
           break;
         case FileType.Table:
-          remove = !live.has(f.number) && !this.pendingOutputs.has(f.number);
+          remove = !live.has(f.number) && !this.pendingOutputs.has(f.number) && !this.deleting.has(name);
+          if (remove) remove = mayDelete(f.number);
           if (remove) this.tableCache.evict(f.number);
           break;
         case FileType.Manifest:
@@ -109,7 +134,11 @@ export class ObsoleteFiles {
       }
       if (remove && !this.deleting.has(name)) {
         // Off the event loop: unlinking a large table can take a while.
+        const table = f.type === FileType.Table ? f.number : undefined;
         const done = unlink(join(this.dir, name))
+          .then(() => {
+            if (table !== undefined) versions.forgetDropped(table);
+          })
           .catch(() => {})
           .finally(() => this.deleting.delete(name));
         this.deleting.set(name, done);

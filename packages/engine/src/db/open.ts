@@ -37,6 +37,7 @@ import type { LiveView } from './live-view.js';
 import { LockFile } from './lock-file.js';
 import { insertInto, type PendingRecord } from './memtables.js';
 import { openReadOnly } from './read-only.js';
+import { ReaderRegistry } from './reader-pins.js';
 import type { UpdateBatch } from './updates-since.js';
 import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
 
@@ -46,6 +47,8 @@ export interface OpenedDatabase {
   options: ResolvedOptions;
   /** The directory's lock; undefined for a read-only open, which takes none. */
   lock: LockFile | undefined;
+  /** The writer's side of the readers' pins on tables (reader-pins.ts); undefined for a read-only open. */
+  readers: ReaderRegistry | undefined;
   versions: VersionSet;
   /** The live memtable: the replayed one after a clean close, else empty. */
   mem: Memtable;
@@ -96,7 +99,9 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
   }
   const lock = LockFile.acquire(dir);
   const versions = new VersionSet(dir, opts.numLevels);
+  let readers: ReaderRegistry | undefined;
   try {
+    readers = ReaderRegistry.open(dir);
     if (exists) versions.recover();
     let listing: ListedFile[];
     try {
@@ -109,7 +114,7 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
     try {
       const recovered: UpdateBatch[] = [];
       const { mem, pending, log, logNumber } = replayAndRecord(dir, opts, versions, listing, created, recovered);
-      return { dir, options: opts, lock, versions, mem, pending, log, logNumber, listing, recovered };
+      return { dir, options: opts, lock, readers, versions, mem, pending, log, logNumber, listing, recovered };
     } catch (err) {
       for (const path of created) {
         try {
@@ -121,6 +126,7 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
       throw err;
     }
   } catch (err) {
+    readers?.close();
     versions.close();
     lock.release();
     throw err;

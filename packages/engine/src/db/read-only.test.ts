@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   truncateSync,
@@ -13,7 +14,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ErrorCodes } from '../base/errors.js';
 import { FileType, parseFileName } from '../base/filenames.js';
 import { Engine } from './engine.js';
@@ -45,6 +46,22 @@ async function entries(db: Engine): Promise<string[]> {
   const out: string[] = [];
   for await (const [k, v] of db.iterator()) out.push(`${dec.decode(k)}=${dec.decode(v)}`);
   return out;
+}
+
+const tableName = (n: number) => `${String(n).padStart(6, '0')}.sst`;
+const tablesOnDisk = () => readdirSync(dir).filter((n) => parseFileName(n)?.type === FileType.Table);
+/** The targets of this process's descriptors that are tables (the writer's table cache holds some). */
+function tableDescriptors(): string[] {
+  const out: string[] = [];
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.endsWith('.sst')) out.push(target);
+    } catch {
+      // Closed meanwhile (the listing's own descriptor).
+    }
+  }
+  return out.sort();
 }
 
 /** Small memtables and tables, so that a few hundred writes make several flushes and compactions. */
@@ -135,8 +152,10 @@ describe('follower', () => {
     const oldTables = readdirSync(dir).filter((n) => parseFileName(n)?.type === FileType.Table);
     for (let i = 0; i < 200; i++) await writer.put(`a${String(i).padStart(4, '0')}`, `second ${i} ${'z'.repeat(120)}`);
     await writer.compactRange();
-    const nowTables = readdirSync(dir).filter((n) => parseFileName(n)?.type === FileType.Table);
-    expect(oldTables.filter((n) => nowTables.includes(n))).toEqual([]); // every table it read is deleted
+    // The writer lists none of the tables the followers read; they stay on disk while the followers' views hold them.
+    const writerTables = writer.tableProperties().map((t) => tableName(t.number));
+    expect(oldTables.filter((n) => writerTables.includes(n))).toEqual([]);
+    expect(tablesOnDisk().filter((n) => oldTables.includes(n))).toEqual(oldTables);
     expect(str(follower.getSync('a0100'))).toBe(`first 100 ${'y'.repeat(120)}`); // not caught up yet
     await follower.catchUp();
     expect(str(follower.getSync('a0100'))).toBe(`second 100 ${'z'.repeat(120)}`);
@@ -159,6 +178,10 @@ describe('follower', () => {
       await f.close();
     }
     await expect(follower.put('c', '1')).rejects.toMatchObject({ code: ErrorCodes.READ_ONLY });
+    // Every view that read them has moved on or closed: the writer's next pass deletes the old tables.
+    await writer.put('c', '1');
+    await writer.flush();
+    await vi.waitFor(() => expect(tablesOnDisk().filter((n) => oldTables.includes(n))).toEqual([]));
     await follower.close();
     await writer.close();
   });
@@ -180,6 +203,52 @@ describe('follower', () => {
     await follower.catchUp();
     expect(str(follower.getSync('two'))).toBe('2'.repeat(5000));
     await follower.close();
+  });
+});
+
+describe("the tables of a reader's view", () => {
+  it('stay on disk while a read-only engine holds its view, with no descriptor per table, and go once it closes', async () => {
+    const writer = await Engine.open(dir, SMALL);
+    for (let i = 0; i < 400; i++) await writer.put(`k${String(i).padStart(4, '0')}`, `old ${i} ${'x'.repeat(100)}`);
+    await writer.compactRange();
+    const before = tableDescriptors();
+    const reader = await Engine.open(dir, { readOnly: true });
+    expect(tableDescriptors()).toEqual(before); // the open opened no table
+    const read = writer.tableProperties().map((t) => tableName(t.number));
+    expect(read.length).toBeGreaterThan(3);
+    for (let i = 0; i < 400; i++) await writer.put(`k${String(i).padStart(4, '0')}`, `new ${i}`);
+    await writer.compactRange();
+    await writer.put('more', '1');
+    await writer.flush(); // another pass over obsolete files: the reader still holds its view
+    expect(tablesOnDisk().filter((n) => read.includes(n))).toEqual(read);
+    const got = await entries(reader);
+    expect(got).toHaveLength(400);
+    for (const [i, e] of got.entries()) expect(e).toBe(`k${String(i).padStart(4, '0')}=old ${i} ${'x'.repeat(100)}`);
+    await reader.close();
+    await writer.put('more', '2');
+    await writer.flush();
+    await vi.waitFor(() => expect(tablesOnDisk().filter((n) => read.includes(n))).toEqual([]));
+    await writer.close();
+  });
+
+  it('are let go by a follower that caught up, while it stays open', async () => {
+    const writer = await Engine.open(dir, SMALL);
+    for (let i = 0; i < 300; i++) await writer.put(`k${String(i).padStart(4, '0')}`, `old ${i} ${'x'.repeat(100)}`);
+    await writer.compactRange();
+    const follower = await openFollower(dir);
+    const read = writer.tableProperties().map((t) => tableName(t.number));
+    for (let i = 0; i < 300; i++) await writer.put(`k${String(i).padStart(4, '0')}`, `new ${i}`);
+    await writer.compactRange();
+    expect(tablesOnDisk().filter((n) => read.includes(n))).toEqual(read);
+    expect(str(follower.getSync('k0007'))).toBe(`old 7 ${'x'.repeat(100)}`);
+    await follower.catchUp();
+    expect(str(follower.getSync('k0007'))).toBe('new 7');
+    await writer.put('more', '1');
+    await writer.flush();
+    await vi.waitFor(() => expect(tablesOnDisk().filter((n) => read.includes(n))).toEqual([]));
+    expect(str(follower.getSync('k0299'))).toBe('new 299');
+    await follower.close();
+    await writer.close();
   });
 });
 

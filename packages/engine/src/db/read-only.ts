@@ -28,6 +28,7 @@ export function openReadOnly(dir: string, options: ResolvedOptions): OpenedDatab
     dir,
     options,
     lock: undefined,
+    readers: undefined,
     versions: view.versions,
     mem: view.memtables.live,
     pending: [],

@@ -111,6 +111,14 @@ export class ManifestTail implements ManifestState {
     }
   }
 
+  /**
+   * The generation of the state read: its next file number, which grows with every edit that deletes tables
+   * (db/reader-pins.ts).
+   */
+  get generation(): number {
+    return this.nextFileNumber;
+  }
+
   /** The path of the manifest last read. */
   get path(): string {
     return join(this.dir, this.name);

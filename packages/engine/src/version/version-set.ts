@@ -67,6 +67,8 @@ export class VersionSet {
   private readonly live = new Set<Version>();
   nextFileNumber = 2;
   lastSequence = 0;
+  /** Tables edits of this VersionSet dropped, with the generation of that edit (see `droppedAt`). */
+  private readonly dropped = new Map<number, number>();
   /** WAL files numbered below this hold nothing the tables do not. */
   logNumber = 0;
   manifestNumber = 0;
@@ -315,7 +317,13 @@ export class VersionSet {
   logAndApply(edit: VersionEdit): void {
     if (!this.manifest) throw closedError(`the manifest of ${this.dir}`);
     if (edit.logNumber === undefined) edit.logNumber = this.logNumber;
+    // An edit that drops tables gets a next file number above every earlier edit's: the generation from which on no
+    // state lists them, by which readers pin the states that still do (db/reader-pins.ts).
+    const added = new Set(edit.newFiles.map(([, f]) => f.number));
+    const dropped = edit.deletedFiles.map(([, n]) => n).filter((n) => !added.has(n));
+    if (dropped.length > 0) this.nextFileNumber++;
     edit.nextFileNumber = this.nextFileNumber;
+    for (const n of dropped) this.dropped.set(n, this.nextFileNumber);
     edit.lastSequence = this.lastSequence;
     const next = this.apply(edit);
     const bytes = edit.encode();
@@ -344,6 +352,19 @@ export class VersionSet {
     const files = this.current.files.map((fs, level) => fs.filter((f) => !deleted.has(level * 2 ** 32 + f.number)));
     for (const [level, f] of edit.newFiles) files[level]!.push(f);
     return new Version(files);
+  }
+
+  /**
+   * The generation from which on no state of the manifest lists table `n` (reader-pins.ts), if an edit of this
+   * VersionSet dropped it; undefined for a table it never listed, or one that was unlisted before the open.
+   */
+  droppedAt(n: number): number | undefined {
+    return this.dropped.get(n);
+  }
+
+  /** Table `n` is deleted: its generation is no longer needed. */
+  forgetDropped(n: number): void {
+    this.dropped.delete(n);
   }
 
   /** Numbers of the tables some referenced version lists: the tables that must not be deleted. */

@@ -118,9 +118,10 @@ describe('heapless engine', () => {
 
     for (const name of readdirSync(copy)) if (name.startsWith('MANIFEST-')) unlinkSync(join(copy, name));
     expect(heapless('engine', 'dump', copy).status).toBe(1);
-    const repair = heapless('engine', 'repair', copy);
+    const repair = heapless('engine', 'repair', copy, '--progress');
     expect(repair.status).toBe(0);
     expect(repair.stdout).toMatch(/^\d+ tables, 601 entries, last sequence 601;/);
+    expect(repair.stderr).toMatch(/^repair 0\/\d+ \d+\.(sst|log)$/m); // a line per file read
     expect(heapless('engine', 'dump', copy).stdout.split('\n')).toHaveLength(602);
   });
 

@@ -32,7 +32,9 @@ export async function runEngineCommand(args: EngineArgs, io: CommandIo): Promise
       return verify(args, io, progress);
     case 'repair': {
       progress(`repairing ${args.dir}`);
-      const report = await repairDatabase(args.dir);
+      const report = await repairDatabase(args.dir, {
+        onProgress: (done, total, file) => progress(`repair ${done}/${total} ${file}`),
+      });
       if (args.json) io.out(`${toJson(report)}\n`);
       else {
         io.out(
@@ -60,7 +62,16 @@ export async function runEngineCommand(args: EngineArgs, io: CommandIo): Promise
       case 'compact': {
         const before = engine.property('heapless.levelstats');
         progress(`compacting ${args.dir}`);
-        await engine.compactRange();
+        // Once a second while it runs: the compactions done and the bytes they wrote so far.
+        const ticker = setInterval(() => {
+          const s = engine.stats();
+          progress(`compacting: ${s.compactions} compactions, ${mib(s.compactionBytesWritten)} MiB written`);
+        }, PROGRESS_MS);
+        try {
+          await engine.compactRange();
+        } finally {
+          clearInterval(ticker);
+        }
         const s = engine.stats();
         if (args.json) io.out(`${toJson({ levels: s.levels, compactions: s.compactions })}\n`);
         else io.out(`before:\n${before}after:\n${engine.property('heapless.levelstats')}`);
@@ -79,6 +90,11 @@ export async function runEngineCommand(args: EngineArgs, io: CommandIo): Promise
   }
   return 0;
 }
+
+/** How often a long subcommand without steps of its own says how far it got. */
+const PROGRESS_MS = 1000;
+
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
 
 function stats(engine: Engine, args: EngineArgs, io: CommandIo): void {
   const tables: TableInfo[] = engine.tableProperties();

@@ -58,8 +58,11 @@ export interface RepairReport {
   lost: { file: string; reason: string }[];
 }
 
-/** Options of `repairDatabase`: the engine options the new tables are written with (compression, bloom filter...). */
-export type RepairOptions = Pick<
+/**
+ * Options of `repairDatabase`: the engine options the new tables are written with (compression, bloom filter...), and
+ * `onProgress`, called before each log is replayed and each table read through (`done` of `total` files so far).
+ */
+export type RepairOptions = { onProgress?: (done: number, total: number, file: string) => void } & Pick<
   EngineOptions,
   | 'blockSize'
   | 'blockRestartInterval'
@@ -76,10 +79,11 @@ export type RepairOptions = Pick<
  * holds it, INVALID_ARGUMENT for bad options, or IO; damaged files are reported in the result, not thrown.
  */
 export async function repairDatabase(dir: string, options: RepairOptions = {}): Promise<RepairReport> {
-  const opts = resolveOptions(options);
+  const { onProgress, ...engineOptions } = options;
+  const opts = resolveOptions(engineOptions);
   const lock = LockFile.acquire(dir);
   try {
-    return new Repairer(dir, builderOptions(opts), opts).run();
+    return new Repairer(dir, builderOptions(opts), opts, onProgress).run();
   } finally {
     lock.release();
   }
@@ -105,6 +109,7 @@ class Repairer {
     private readonly dir: string,
     private readonly builder: ReturnType<typeof builderOptions>,
     private readonly opts: { writeBufferSize: number; targetFileSize: number; numLevels: number },
+    private readonly onProgress?: (done: number, total: number, file: string) => void,
   ) {
     this.writeBufferSize = opts.writeBufferSize;
   }
@@ -123,9 +128,18 @@ class Repairer {
       else if (f.type === FileType.Manifest) manifests.push(f.number);
     }
     logs.sort((a, b) => a - b);
-    for (const n of logs) tables.push(...this.convertLog(n));
+    const total = logs.length + tables.length;
+    let done = 0;
+    const step = (path: string) => this.onProgress?.(done++, total, basename(path));
+    const found = tables.length;
+    for (const n of logs) {
+      step(logFileName(this.dir, n));
+      tables.push(...this.convertLog(n));
+    }
     const scanned: ScannedTable[] = [];
-    for (const n of tables) {
+    for (const [i, n] of tables.entries()) {
+      // Tables made from the logs were counted with their log.
+      if (i < found) step(tableFileName(this.dir, n));
       const s = this.scanTable(n);
       if (s !== undefined) scanned.push(s);
     }

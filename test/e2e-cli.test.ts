@@ -1,10 +1,11 @@
 // `heapless serve` as a child process: real command line, real signals, real sockets.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KvActor } from '@heapless/actor';
 import { connect, type HeaplessError, httpClient } from '@heapless/client';
+import { Engine } from '@heapless/engine';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type Child, cli, startServe } from './serve-child.js';
@@ -162,6 +163,29 @@ describe('heapless serve', () => {
       await kv.close();
       s.proc.kill('SIGTERM');
       expect(await s.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('hands its engine tuning flags to the engine: no WAL, the codec', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-serve-tuning-'));
+    try {
+      const s = await start('--data', dir, '--disable-wal', '--compression', 'none');
+      const kv = await connect<typeof KvActor>(s.url, { token: TOKEN, reconnect: false });
+      await Promise.all(Array.from({ length: 2000 }, (_, i) => kv.set(`k${i}`, pack({ i, pad: 'p'.repeat(200) }))));
+      expect(readdirSync(dir).filter((n) => n.endsWith('.log'))).toEqual([]); // no write-ahead log at all
+      await kv.close();
+      s.proc.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+      const engine = await Engine.open(dir, { readOnly: true });
+      try {
+        const tables = engine.tableProperties();
+        expect(tables.length).toBeGreaterThan(0);
+        for (const t of tables) expect(t.properties.compression).toBe('none'); // the default is snappy
+      } finally {
+        await engine.close();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

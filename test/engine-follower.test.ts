@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine, openFollower, type Snapshot } from '@heapless/engine';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 const CHILD = fileURLToPath(new URL('./engine-follower-child.mjs', import.meta.url));
 const BATCHES = 1500;
@@ -102,4 +102,44 @@ describe('read-only and follower opens beside a writer in another process', () =
       rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('a reader killed -9 holds back no deletion: the kernel drops its pin on READERS', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-reader-kill-'));
+    const writer = await Engine.open(dir, { writeBufferSize: 16 * 1024, targetFileSize: 8 * 1024 });
+    try {
+      for (let i = 0; i < 300; i++) await writer.put(key(i), value(i));
+      await writer.compactRange();
+      const read = tables(dir);
+      // A read-only engine in another process, holding its view until it is killed.
+      const reader = spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import { Engine } from '@heapless/engine';
+           const db = await Engine.open(process.argv[1], { readOnly: true });
+           process.stdout.write(new TextDecoder().decode(db.getSync('${key(7)}')) + '\\n');
+           setInterval(() => {}, 1000);`,
+          dir,
+        ],
+        { cwd: fileURLToPath(new URL('.', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      const first = await new Promise<string>((resolve) =>
+        reader.stdout.once('data', (d: Buffer) => resolve(d.toString())),
+      );
+      expect(first.trim()).toBe(value(7));
+      for (let i = 0; i < 300; i++) await writer.put(key(i), 'new');
+      await writer.compactRange();
+      expect(tables(dir).filter((n) => read.includes(n))).toEqual(read); // kept for the reader
+      const exited = new Promise((resolve) => reader.once('exit', resolve));
+      reader.kill('SIGKILL');
+      await exited;
+      await writer.put('more', '1');
+      await writer.flush(); // the next pass over obsolete files
+      await vi.waitFor(() => expect(tables(dir).filter((n) => read.includes(n))).toEqual([]));
+    } finally {
+      await writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

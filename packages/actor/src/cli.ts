@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // The `heapless` command. Usage: heapless serve [options] | heapless engine stats|dump|verify|compact|repair|checkpoint DIR
 // | heapless checkpoint publish --data DIR --nats URL --bucket B
+//
+// Only the argument parsers load up front: each command imports what it runs (the server, the engine, the NATS
+// client) when it is the one asked for, so that `--version`, `--help` and the engine tools start without loading
+// the server's dependencies.
 import { readFileSync } from 'node:fs';
-import { CHECKPOINT_USAGE, parseCheckpointArgs, runCheckpointCommand } from './cli/checkpoint-command.js';
 import { parseCli, USAGE } from './cli/cli-args.js';
 import { ENGINE_USAGE, parseEngineArgs } from './cli/engine-args.js';
-import { runEngineCommand } from './cli/engine-command.js';
-import { serve } from './cli/serve.js';
-import { onShutdownSignals } from './cli/shutdown.js';
 import { ActorError } from './errors.js';
 
 /** The usage text the failing command line belongs to. */
@@ -22,6 +22,7 @@ async function main(): Promise<void> {
       return;
     }
     const engineArgs = parseEngineArgs(argv.slice(1), process.stderr.isTTY === true);
+    const { runEngineCommand } = await import('./cli/engine-command.js');
     process.exitCode = await runEngineCommand(engineArgs, {
       out: (text) => process.stdout.write(text),
       err: (text) => process.stderr.write(text),
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     return;
   }
   if (argv[0] === 'checkpoint') {
+    const { CHECKPOINT_USAGE, parseCheckpointArgs, runCheckpointCommand } = await import('./cli/checkpoint-command.js');
     usage = CHECKPOINT_USAGE;
     if (argv.includes('--help') || argv.includes('-h') || argv.length === 1) {
       process.stdout.write(CHECKPOINT_USAGE);
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${pkg.version}\n`);
     return;
   }
+  const [{ serve }, { onShutdownSignals }] = await Promise.all([import('./cli/serve.js'), import('./cli/shutdown.js')]);
   const server = await serve(args);
   if (!args.memory && server.startup.native !== null) {
     server.log.warn({ native: server.startup.native }, 'native helper not in use: map images load with plain reads');

@@ -9,7 +9,6 @@
  * and checkpoint write, so they take the directory's lock, and a directory held open is refused with LOCKED.
  */
 import { Engine, repairDatabase, type TableInfo, verifyDatabase } from '@heapless/engine';
-import { verifyMapImage } from '@heapless/offheap';
 import type { EngineArgs } from './engine-args.js';
 import { dumpEntries } from './engine-dump.js';
 
@@ -114,6 +113,7 @@ async function verify(args: EngineArgs, io: CommandIo, progress: (line: string) 
     onProgress: (done, total, file) => progress(`verify ${done}/${total} ${file}`),
   });
   // A map's directory also holds its image, whose checksums are checked too (a bad one costs open time, not data).
+  const { verifyMapImage } = await import('@heapless/offheap');
   const image = verifyMapImage(args.dir);
   const problems = [...engine.problems, ...(image?.problems ?? [])];
   const ok = problems.length === 0;

@@ -2,7 +2,7 @@
 // byte; listings give the newest per schema; prune keeps the newest N; and damage of every kind (an object
 // replaced, a chunk added, an object missing, a manifest that is not JSON or that points outside the destination)
 // is CHECKPOINT_CORRUPT with nothing at the destination and nothing left beside it.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -35,6 +35,8 @@ function sourceDir(name: string): string {
   mkdirSync(join(dir, 'tables', 'level-1'), { recursive: true });
   writeFileSync(join(dir, 'MANIFEST-000007'), `manifest of ${name}`);
   writeFileSync(join(dir, 'empty.log'), '');
+  // Like a map image: values that compress, over more than one frame.
+  writeFileSync(join(dir, 'MAPIMAGE'), Buffer.from(`{"name":"listing","price":12.5} `.repeat(80_000)));
   writeFileSync(join(dir, 'tables', '000001.sst'), randomBytes(3 * 1024 * 1024 + 17));
   writeFileSync(join(dir, 'tables', 'level-1', '000002.sst'), randomBytes(1000));
   return dir;
@@ -63,28 +65,42 @@ function nothingInstalled(dest: string) {
 }
 
 describe('CheckpointStore', () => {
-  it('uploads a directory and downloads it byte for byte, with its manifest', async () => {
-    const store = await CheckpointStore.open(servers.nc, { bucket: 'roundtrip' });
-    const dir = sourceDir('src');
-    const manifest = await store.upload(dir, { schema: 'users-v1', position: 1234, stream: 'changes' });
-    expect(manifest).toMatchObject({ format: 1, schema: 'users-v1', position: 1234, stream: 'changes' });
-    expect(manifest.id).toMatch(/^0000000000001234-/);
-    expect(manifest.files.map((f) => f.path)).toEqual([
-      'MANIFEST-000007',
-      'empty.log',
-      'tables/000001.sst',
-      'tables/level-1/000002.sst',
-    ]);
-    expect(manifest.totalBytes).toBe(manifest.files.reduce((s, f) => s + f.size, 0));
+  it.each(['lz4', 'none'] as const)(
+    'uploads a directory (%s) and downloads it byte for byte, with its manifest',
+    async (compression) => {
+      const store = await CheckpointStore.open(servers.nc, { bucket: `roundtrip-${compression}` });
+      const dir = sourceDir('src');
+      const manifest = await store.upload(dir, { schema: 'users-v1', position: 1234, stream: 'changes', compression });
+      expect(manifest).toMatchObject({ format: 2, schema: 'users-v1', position: 1234, stream: 'changes' });
+      expect(manifest.id).toMatch(/^0000000000001234-/);
+      const image = manifest.files.find((f) => f.path === 'MAPIMAGE')!;
+      const table = manifest.files.find((f) => f.path === 'tables/000001.sst')!;
+      if (compression === 'lz4') {
+        // The image shrinks; the random table goes as raw frames (a 9-byte header per MiB).
+        expect(image).toMatchObject({ encoding: 'lz4-frames' });
+        expect(image.storedSize).toBeLessThan(image.size / 10);
+        expect(table.storedSize).toBe(table.size + 4 * 9);
+      } else {
+        expect(manifest.files.every((f) => f.encoding === undefined && f.storedSize === undefined)).toBe(true);
+      }
+      expect(manifest.files.map((f) => f.path)).toEqual([
+        'MANIFEST-000007',
+        'MAPIMAGE',
+        'empty.log',
+        'tables/000001.sst',
+        'tables/level-1/000002.sst',
+      ]);
+      expect(manifest.totalBytes).toBe(manifest.files.reduce((s, f) => s + f.size, 0));
 
-    const newest = await store.newest('users-v1');
-    expect(newest).toMatchObject({ id: manifest.id, schema: 'users-v1', position: 1234 });
-    expect(await store.manifest(newest!)).toEqual(manifest);
-    const dest = join(work, 'installed');
-    expect(await store.download(newest!, dest)).toEqual(manifest);
-    expect(contents(dest)).toEqual(contents(dir));
-    nothingInstalledBeside(dest);
-  });
+      const newest = await store.newest('users-v1');
+      expect(newest).toMatchObject({ id: manifest.id, schema: 'users-v1', position: 1234 });
+      expect(await store.manifest(newest!)).toEqual(manifest);
+      const dest = join(work, 'installed');
+      expect(await store.download(newest!, dest)).toEqual(manifest);
+      expect(contents(dest)).toEqual(contents(dir));
+      nothingInstalledBeside(dest);
+    },
+  );
 
   it('lists the newest first per schema and prunes all but the newest N', async () => {
     const store = await CheckpointStore.open(servers.nc, { bucket: 'listing' });
@@ -118,9 +134,63 @@ describe('CheckpointStore', () => {
     ]);
   });
 
+  it('reads a checkpoint whose manifest is of format 1 (files as they are)', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'format1' });
+    const dir = sourceDir('src');
+    const manifest = await store.upload(dir, { schema: 's', position: 5, compression: 'none' });
+    const v1 = { ...manifest, format: 1 };
+    await (await raw('format1')).putBlob(
+      { name: `checkpoints/s/${manifest.id}/manifest.json` },
+      Buffer.from(JSON.stringify(v1)),
+    );
+    const dest = join(work, 'installed');
+    expect(await store.download(manifest, dest)).toEqual(v1);
+    expect(contents(dest)).toEqual(contents(dir));
+  });
+
+  it('damaged frames of a compressed file are CHECKPOINT_CORRUPT, and nothing is installed', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'frames' });
+    const manifest = await store.upload(sourceDir('src'), { schema: 's', position: 1 });
+    const name = `checkpoints/s/${manifest.id}/files/MAPIMAGE`;
+    const objects = await raw('frames');
+    const stored = (await objects.getBlob(name))!;
+    const dest = join(work, 'dest');
+    const expectCorrupt = async (message: RegExp) => {
+      const err = await store.download(manifest, dest).catch((e: unknown) => e as ReplicaError);
+      expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+      expect((err as ReplicaError).message).toMatch(message);
+      nothingInstalled(dest);
+    };
+    // Other stored bytes under the same manifest: the stored digest refuses them before any frame is read.
+    await objects.putBlob({ name }, flip(stored, 100));
+    await expectCorrupt(/MAPIMAGE: SHA-256 [0-9a-f]{64} stored, the manifest says/);
+
+    // A manifest that agrees with damaged stored bytes (as a faulty writer would leave it): the frames refuse them.
+    const agreeing = async (bytes: Uint8Array) => {
+      await objects.putBlob({ name }, bytes);
+      const storedSha256 = createHash('sha256').update(bytes).digest('hex');
+      const files = manifest.files.map((f) =>
+        f.path === 'MAPIMAGE' ? { ...f, storedSize: bytes.length, storedSha256 } : f,
+      );
+      const body = Buffer.from(JSON.stringify({ ...manifest, files }));
+      await objects.putBlob({ name: `checkpoints/s/${manifest.id}/manifest.json` }, body);
+    };
+    const damaged: [Uint8Array, RegExp][] = [
+      [flip(stored, 100), /MAPIMAGE: (an lz4 block|SHA-256 [0-9a-f]{64}, the manifest says)/],
+      [flip(stored, 0), /MAPIMAGE: unknown frame kind/],
+      [withUint32(stored, 1, 64 << 20), /MAPIMAGE: a frame of 67108864 plain bytes/],
+      [withUint32(stored, 5, 3 << 20), /MAPIMAGE: a lz4 frame stores/],
+      [stored.subarray(0, stored.length - 3), /MAPIMAGE: the object ends inside a frame/],
+    ];
+    for (const [bytes, message] of damaged) {
+      await agreeing(bytes);
+      await expectCorrupt(message);
+    }
+  });
+
   it('a file object replaced by other bytes is CHECKPOINT_CORRUPT, and nothing is installed', async () => {
     const store = await CheckpointStore.open(servers.nc, { bucket: 'replaced' });
-    const manifest = await store.upload(sourceDir('src'), { schema: 's', position: 1 });
+    const manifest = await store.upload(sourceDir('src'), { schema: 's', position: 1, compression: 'none' });
     const name = `checkpoints/s/${manifest.id}/files/tables/000001.sst`;
     const size = manifest.files.find((f) => f.path === 'tables/000001.sst')!.size;
     await (await raw('replaced')).putBlob({ name }, randomBytes(size));
@@ -128,7 +198,7 @@ describe('CheckpointStore', () => {
     const err = await store.download(manifest, dest).catch((e: unknown) => e as ReplicaError);
     expect(err).toBeInstanceOf(ReplicaError);
     expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
-    expect((err as ReplicaError).message).toMatch(/000001\.sst: SHA-256 [0-9a-f]{64}, the manifest says/);
+    expect((err as ReplicaError).message).toMatch(/000001\.sst: SHA-256 [0-9a-f]{64} stored, the manifest says/);
     nothingInstalled(dest);
   });
 
@@ -144,8 +214,10 @@ describe('CheckpointStore', () => {
     expect((grown as ReplicaError).message).toMatch(/level-1\/000002\.sst: /);
     nothingInstalled(dest);
 
-    await objects.delete(`checkpoints/s/${manifest.id}/files/empty.log`);
-    const err = await store.download(manifest, dest).catch((e: unknown) => e as ReplicaError);
+    // Files download several at once, so the missing one is shown in a checkpoint with nothing else wrong.
+    const other = await store.upload(sourceDir('other'), { schema: 's', position: 2 });
+    await objects.delete(`checkpoints/s/${other.id}/files/empty.log`);
+    const err = await store.download(other, dest).catch((e: unknown) => e as ReplicaError);
     expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
     expect((err as ReplicaError).message).toMatch(/empty\.log: the manifest names it, it is missing/);
     nothingInstalled(dest);
@@ -200,6 +272,20 @@ describe('CheckpointStore', () => {
     );
   });
 });
+
+/** A copy of `bytes` with the byte at `at` inverted. */
+function flip(bytes: Uint8Array, at: number): Uint8Array {
+  const copy = Uint8Array.from(bytes);
+  copy[at]! ^= 0xff;
+  return copy;
+}
+
+/** A copy of `bytes` with a uint32le `value` at `at`. */
+function withUint32(bytes: Uint8Array, at: number, value: number): Uint8Array {
+  const copy = Buffer.from(bytes);
+  copy.writeUInt32LE(value, at);
+  return copy;
+}
 
 /** After a good download: the destination is there, and nothing partial beside it. */
 function nothingInstalledBeside(dest: string) {

@@ -15,7 +15,12 @@ export {
 export { OffHeapMap } from './map/offheap-map.js';
 export type { RangeOptions, RangePage } from './map/ordered-range.js';
 export { MAX_RECORD_BYTES } from './memory/arena.js';
-export { type ImageProblem, type ImageVerifyReport, verifyMapImage } from './persist/image.js';
+export {
+  IMAGE_FILE as MAP_IMAGE_FILE,
+  type ImageProblem,
+  type ImageVerifyReport,
+  verifyMapImage,
+} from './persist/image.js';
 export type { ImageScheduleStats } from './persist/image-schedule.js';
 export { type ImageLoader, type NativeStatus, nativeStatus } from './persist/native.js';
 export { attach, OffHeapMapReader } from './shared/offheap-reader.js';

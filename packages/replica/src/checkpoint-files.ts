@@ -1,7 +1,7 @@
 /**
  * The local side of checkpoint transfer: the files of a directory as streams that hash themselves while they are
- * read (upload), and an object's bytes written to a new file while they are counted and hashed (download), so
- * that each file is read or written once.
+ * read (upload), and an object's bytes written to a new file while they are counted (download; their SHA-256 is
+ * checked by the object store against the digest the manifest names), so that each file is read or written once.
  */
 import { createHash } from 'node:crypto';
 import { type FileHandle, lstat, open, readdir } from 'node:fs/promises';
@@ -12,6 +12,17 @@ import { ReplicaError } from './errors.js';
 
 /** Bytes read from a file per chunk: the object store's largest chunk at the default max_payload. */
 export const FILE_CHUNK_BYTES = 1024 * 1024;
+/**
+ * A download flushes what it wrote every this many bytes, in the background while it goes on receiving, so that
+ * the final fsync of a large file does not wait for all of it at once (Linux holds gigabytes of dirty pages before
+ * it starts writing them back by itself).
+ */
+const BACKGROUND_SYNC_BYTES = 32 * 1024 * 1024;
+/**
+ * Writes of a download in flight at once: each chunk is written at its offset on the thread pool while the next
+ * one is received, decoded and hashed, instead of the receiving waiting for every write.
+ */
+const WRITES_IN_FLIGHT = 8;
 
 /** A regular file found under a directory. */
 export interface LocalFile {
@@ -84,42 +95,68 @@ export async function readHashed(file: LocalFile): Promise<HashedRead> {
 }
 
 /**
- * Writes `source` to the new file `absolute` (which must not exist), checking it against `expected` as it goes:
- * more bytes than expected, fewer, or another SHA-256 is CHECKPOINT_CORRUPT (`what` names the object). A chunk
- * that does not come within `idleMs` is UNAVAILABLE. The file is fsynced before this resolves.
+ * Writes `source` to the new file `absolute` (which must not exist), counting its bytes: more than `expected.size`
+ * or fewer is CHECKPOINT_CORRUPT (`what` names the object). With `options.hash` their SHA-256 must also be
+ * `expected.sha256`; without it the bytes are the source's to check. A chunk that does not come within
+ * `options.idleMs` is UNAVAILABLE. The file is fsynced before this resolves unless `options.sync` is false.
  */
 export async function writeChecked(
   source: ReadableStream<Uint8Array>,
   absolute: string,
   expected: CheckpointFile,
   what: string,
-  idleMs: number,
+  options: { idleMs: number; sync: boolean; hash: boolean },
 ): Promise<void> {
+  const { idleMs, sync } = options;
   const reader = source.getReader();
-  const hash = createHash('sha256');
+  const hash = options.hash ? createHash('sha256') : undefined;
   let size = 0;
   let handle: FileHandle | undefined;
+  let flushing: Promise<void> | undefined;
+  let unflushed = 0;
+  const writes: Promise<unknown>[] = [];
   try {
     handle = await open(absolute, 'wx');
+    const file = handle;
     for (;;) {
       const { done, value } = await readWithin(reader, idleMs, what);
       if (done) break;
       size += value.length;
       if (size > expected.size)
         throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: more than the ${expected.size} bytes of the manifest`);
-      hash.update(value);
-      await handle.write(value);
+      hash?.update(value);
+      // The source's chunks are never reused, so each can be written while the next arrives.
+      const write = handle.write(value, 0, value.length, size - value.length);
+      write.catch(() => {}); // awaited below; meanwhile a failure must not count as unhandled
+      writes.push(write);
+      if (writes.length >= WRITES_IN_FLIGHT) await writes.shift();
+      unflushed += value.length;
+      if (sync && unflushed >= BACKGROUND_SYNC_BYTES && flushing === undefined) {
+        unflushed = 0;
+        // Its failure is the final sync's to report; it is awaited before the handle closes in any case.
+        flushing = file.datasync().then(
+          () => {
+            flushing = undefined;
+          },
+          () => {
+            flushing = undefined;
+          },
+        );
+      }
     }
+    await Promise.all(writes.splice(0));
     if (size !== expected.size)
       throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: ${size} bytes, the manifest says ${expected.size}`);
-    const sha256 = hash.digest('hex');
-    if (sha256 !== expected.sha256)
-      throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: SHA-256 ${sha256}, the manifest says ${expected.sha256}`);
-    await handle.sync();
+    const digest = hash?.digest('hex');
+    if (digest !== undefined && digest !== expected.sha256)
+      throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: SHA-256 ${digest}, the manifest says ${expected.sha256}`);
+    if (sync) await handle.sync();
   } catch (err) {
     await reader.cancel().catch(() => {});
     throw err;
   } finally {
+    await Promise.allSettled(writes);
+    await flushing;
     await handle?.close();
   }
 }

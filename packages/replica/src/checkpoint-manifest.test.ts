@@ -54,8 +54,17 @@ describe('checkpoint manifests', () => {
       expect(parseManifestObject(other)).toBeUndefined();
   });
 
-  it('reads back what it writes', () => {
+  it('reads back what it writes, in format 2 and in format 1', () => {
     expect(decodeManifest(encodeManifest(good), where)).toEqual(good);
+    const v2: CheckpointManifest = {
+      ...good,
+      format: 2,
+      files: [
+        { ...good.files[0]!, encoding: 'lz4-frames', storedSize: 7, storedSha256: 'c'.repeat(64) },
+        good.files[1]!,
+      ],
+    };
+    expect(decodeManifest(encodeManifest(v2), where)).toEqual(v2);
     const { stream: _, ...withoutStream } = good;
     expect(decodeManifest(Buffer.from(JSON.stringify(withoutStream)), where).stream).toBeUndefined();
   });
@@ -63,7 +72,17 @@ describe('checkpoint manifests', () => {
   it('refuses damaged and hostile manifests, saying what is wrong', () => {
     expect(corrupt('just a string')).toMatch(/not a JSON object/);
     expect(corrupt([good])).toMatch(/not a JSON object/);
-    expect(corrupt({ ...good, format: 2 })).toMatch(/format 2, not 1/);
+    expect(corrupt({ ...good, format: 3 })).toMatch(/format 3, not one of 1, 2/);
+    const encoded = { ...good.files[0]!, encoding: 'lz4-frames', storedSize: 7, storedSha256: 'c'.repeat(64) };
+    expect(corrupt({ ...good, files: [encoded, good.files[1]] })).toMatch(/encoding "lz4-frames" in a format 1/);
+    const v2 = { ...good, format: 2 };
+    expect(corrupt({ ...v2, files: [{ ...encoded, encoding: 'zip' }], totalBytes: 10 })).toMatch(/encoding "zip"/);
+    expect(corrupt({ ...v2, files: [{ ...encoded, storedSize: -1 }], totalBytes: 10 })).toMatch(/storedSize -1/);
+    const noDigest = { ...encoded, storedSha256: undefined };
+    expect(corrupt({ ...v2, files: [noDigest], totalBytes: 10 })).toMatch(/no storedSha256 in hex/);
+    const upper = { ...encoded, storedSha256: 'C'.repeat(64) };
+    expect(corrupt({ ...v2, files: [upper], totalBytes: 10 })).toMatch(/no storedSha256 in hex/);
+    expect(corrupt({ ...v2, files: [{ ...good.files[0], storedSize: 3 }], totalBytes: 10 })).toMatch(/no encoding/);
     expect(corrupt({ ...good, id: '0000000000000042-other' })).toMatch(/under the name of/);
     expect(corrupt({ ...good, schema: 'users-v2' })).toMatch(/schema "users-v2" under users-v1/);
     expect(corrupt({ ...good, position: 43 })).toMatch(/position 43 disagrees/);

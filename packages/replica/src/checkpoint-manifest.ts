@@ -7,10 +7,13 @@
 
 import { isSchemaId } from './change-format.js';
 import { checkPosition } from './change-stream.js';
+import { type FileEncoding, LZ4_FRAMES } from './checkpoint-frames.js';
 import { ReplicaError } from './errors.js';
 
-/** The manifest format this package writes and reads. */
-export const MANIFEST_FORMAT = 1;
+/** The manifest format this package writes. */
+export const MANIFEST_FORMAT = 2;
+/** The formats it reads: 1 (every object holds its file as it is) and 2 (a file may be stored encoded). */
+const READ_FORMATS: readonly number[] = [1, 2];
 /** Every checkpoint object's name starts with this. */
 export const CHECKPOINT_PREFIX = 'checkpoints/';
 /** The manifest object's name within a checkpoint; written last, so a listed checkpoint is complete. */
@@ -31,6 +34,11 @@ export interface CheckpointFile {
   readonly size: number;
   /** SHA-256 of the file's bytes, lower-case hex. */
   readonly sha256: string;
+  /** How the object holds the file (format 2); absent: its bytes as they are. */
+  readonly encoding?: FileEncoding;
+  /** The object's size and SHA-256 (lower-case hex) when the file is stored encoded. */
+  readonly storedSize?: number;
+  readonly storedSha256?: string;
 }
 
 /** What a checkpoint holds, as stored in its manifest object. */
@@ -107,7 +115,9 @@ export function decodeManifest(bytes: Uint8Array, expected: { schema: string; id
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw corrupt('not a JSON object');
   const m = raw as Record<string, unknown>;
-  if (m.format !== MANIFEST_FORMAT) throw corrupt(`format ${JSON.stringify(m.format)}, not ${MANIFEST_FORMAT}`);
+  const format = m.format;
+  if (typeof format !== 'number' || !READ_FORMATS.includes(format))
+    throw corrupt(`format ${JSON.stringify(format)}, not one of ${READ_FORMATS.join(', ')}`);
   if (m.id !== expected.id) throw corrupt(`id ${JSON.stringify(m.id)} under the name of ${expected.id}`);
   if (m.schema !== expected.schema) throw corrupt(`schema ${JSON.stringify(m.schema)} under ${expected.schema}`);
   const position = m.position;
@@ -121,20 +131,28 @@ export function decodeManifest(bytes: Uint8Array, expected: { schema: string; id
   let total = 0;
   const files = m.files.map((f: unknown, i: number): CheckpointFile => {
     if (typeof f !== 'object' || f === null) throw corrupt(`files[${i}] is not an object`);
-    const { path, size, sha256 } = f as Record<string, unknown>;
+    const { path, size, sha256, encoding, storedSize, storedSha256 } = f as Record<string, unknown>;
     if (typeof path !== 'string' || !isSafePath(path))
       throw corrupt(`files[${i}] has an unsafe path ${JSON.stringify(path)}`);
     if (seen.has(path)) throw corrupt(`files[${i}] names ${path} a second time`);
     seen.add(path);
     if (!isCount(size)) throw corrupt(`files[${i}] (${path}) has size ${JSON.stringify(size)}`);
-    if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256))
-      throw corrupt(`files[${i}] (${path}) has no SHA-256 in hex`);
+    if (!isSha256(sha256)) throw corrupt(`files[${i}] (${path}) has no SHA-256 in hex`);
     total += size;
-    return { path, size, sha256 };
+    if (encoding === undefined) {
+      if (storedSize !== undefined || storedSha256 !== undefined)
+        throw corrupt(`files[${i}] (${path}) has a storedSize or storedSha256 but no encoding`);
+      return { path, size, sha256 };
+    }
+    if (format < 2 || encoding !== LZ4_FRAMES)
+      throw corrupt(`files[${i}] (${path}) has encoding ${JSON.stringify(encoding)} in a format ${format} manifest`);
+    if (!isCount(storedSize)) throw corrupt(`files[${i}] (${path}) has storedSize ${JSON.stringify(storedSize)}`);
+    if (!isSha256(storedSha256)) throw corrupt(`files[${i}] (${path}) has no storedSha256 in hex`);
+    return { path, size, sha256, encoding, storedSize, storedSha256 };
   });
   if (m.totalBytes !== total) throw corrupt(`totalBytes ${JSON.stringify(m.totalBytes)}, the files add up to ${total}`);
   return {
-    format: MANIFEST_FORMAT,
+    format,
     id: expected.id,
     schema: expected.schema,
     position: position as number,
@@ -154,6 +172,10 @@ export function isSafePath(path: string): boolean {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
   if (/[\\:\u0000-\u001f\u007f]/.test(path)) return false;
   return path.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+}
+
+function isSha256(v: unknown): v is string {
+  return typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
 }
 
 function isCount(v: unknown): v is number {

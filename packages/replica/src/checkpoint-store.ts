@@ -13,6 +13,7 @@ import { type ObjectInfo, type ObjectStore, Objm, StorageType, setSha256Backend 
 import { checkName, checkSchemaId } from './change-format.js';
 import { checkPosition, readStreamPosition } from './change-stream.js';
 import { FILE_CHUNK_BYTES, listFiles, readHashed, syncDir, writeChecked } from './checkpoint-files.js';
+import { decodeFrames, FrameEncoder, LZ4_FRAMES } from './checkpoint-frames.js';
 import {
   type CheckpointFile,
   type CheckpointManifest,
@@ -59,6 +60,11 @@ export interface UploadOptions {
   readonly position: number;
   /** The change stream the position belongs to, recorded in the manifest. */
   readonly stream?: string;
+  /**
+   * `lz4` (default): each file is stored as LZ4-compressed frames (FORMAT.md, "File encodings"), chunks that do not
+   * shrink staying raw; `none`: as it is, which readers of manifest format 1 understand too.
+   */
+  readonly compression?: 'lz4' | 'none';
 }
 
 /** One bucket of checkpoints over a connection the caller owns. Create with {@link CheckpointStore.open}. */
@@ -110,6 +116,9 @@ export class CheckpointStore {
     const schema = checkSchemaId(options.schema);
     checkPosition(options.position);
     if (options.stream !== undefined) checkName('a stream name', options.stream);
+    const compression = options.compression ?? 'lz4';
+    if (compression !== 'lz4' && compression !== 'none')
+      throw new ReplicaError('INVALID_ARGUMENT', `compression must be lz4 or none, got ${String(compression)}`);
     const id = checkpointId(options.position, nuid.next());
     const local = await listFiles(dir);
     const files: CheckpointFile[] = [];
@@ -118,13 +127,26 @@ export class CheckpointStore {
         const read = await readHashed(file);
         try {
           const name = fileObject(schema, id, file.path);
-          await this.store.put({ name, options: { max_chunk_size: FILE_CHUNK_BYTES } }, read.stream, {
+          const encoder = compression === 'lz4' ? new FrameEncoder() : undefined;
+          const body = encoder === undefined ? read.stream : read.stream.pipeThrough(encoder);
+          const stored = await this.store.put({ name, options: { max_chunk_size: FILE_CHUNK_BYTES } }, body, {
             timeout: this.timeoutMs,
           });
           const { size, sha256 } = read.result();
           if (size !== file.size)
             throw new ReplicaError('INVALID_ARGUMENT', `${file.absolute} changed during the upload`);
-          files.push({ path: file.path, size, sha256 });
+          files.push(
+            encoder === undefined
+              ? { path: file.path, size, sha256 }
+              : {
+                  path: file.path,
+                  size,
+                  sha256,
+                  encoding: LZ4_FRAMES,
+                  storedSize: encoder.storedBytes,
+                  storedSha256: digestHex(stored.digest),
+                },
+          );
         } finally {
           await read.close();
         }
@@ -197,12 +219,20 @@ export class CheckpointStore {
 
   /**
    * Downloads a checkpoint into the directory `dest`, which must not exist (its parent must). The files are written
-   * into a new sibling directory, each checked for its size and SHA-256 and fsynced, and that directory is renamed
-   * to `dest` only when every file is right; on any failure it is removed and `dest` is left absent. Returns the
-   * manifest. Throws INVALID_ARGUMENT (`dest` exists, or its folder does not), CHECKPOINT_NOT_FOUND, CHECKPOINT_CORRUPT (a malformed
-   * manifest, a missing object, a size or checksum that differs), UNAVAILABLE.
+   * into a new sibling directory, several at once, each checked for its size and SHA-256 and fsynced, and that
+   * directory is renamed to `dest` only when every file is right; on any failure it is removed and `dest` is left
+   * absent. Returns the manifest. `options.rebuildable` names files that check themselves and that the data
+   * rebuilds when a crash leaves them damaged (a map image, which the map checks and replaces by a scan of its
+   * engine): those are neither fsynced nor hashed once decoded, which at hundreds of megabytes is most of a fast
+   * download (their stored bytes are still checked). Throws INVALID_ARGUMENT (`dest` exists, or its folder does
+   * not), CHECKPOINT_NOT_FOUND, CHECKPOINT_CORRUPT (a malformed manifest, a missing object, a size or checksum that
+   * differs, a damaged frame), UNAVAILABLE.
    */
-  async download(checkpoint: { schema: string; id: string }, dest: string): Promise<CheckpointManifest> {
+  async download(
+    checkpoint: { schema: string; id: string },
+    dest: string,
+    options: { rebuildable?: (path: string) => boolean } = {},
+  ): Promise<CheckpointManifest> {
     if (await exists(dest)) throw new ReplicaError('INVALID_ARGUMENT', `${dest} exists: a download makes it`);
     if (!(await exists(dirname(dest))))
       throw new ReplicaError('INVALID_ARGUMENT', `${dirname(dest)}, the folder of ${dest}, does not exist`);
@@ -210,7 +240,11 @@ export class CheckpointStore {
     const partial = join(dirname(dest), `.${manifest.id}.partial-${nuid.next()}`);
     await mkdir(partial);
     try {
-      for (const file of manifest.files) await this.downloadFile(manifest, file, partial);
+      // The largest first: the map image, most of the bytes, downloads while the tables go beside it.
+      const bySize = [...manifest.files].sort((a, b) => b.size - a.size);
+      await inParallel(bySize, FILES_IN_FLIGHT, (file) =>
+        this.downloadFile(manifest, file, partial, options.rebuildable?.(file.path) === true),
+      );
       await syncDir(partial);
       await rename(partial, dest);
       await syncDir(dirname(dest));
@@ -250,7 +284,12 @@ export class CheckpointStore {
     return removed;
   }
 
-  private async downloadFile(manifest: CheckpointManifest, file: CheckpointFile, into: string): Promise<void> {
+  private async downloadFile(
+    manifest: CheckpointManifest,
+    file: CheckpointFile,
+    into: string,
+    rebuildable: boolean,
+  ): Promise<void> {
     const name = fileObject(manifest.schema, manifest.id, file.path);
     let result: Awaited<ReturnType<ObjectStore['get']>>;
     try {
@@ -259,17 +298,28 @@ export class CheckpointStore {
       throw this.readError(err, name);
     }
     if (result === null) throw new ReplicaError('CHECKPOINT_CORRUPT', `${name}: the manifest names it, it is missing`);
-    if (result.info.size !== file.size) {
+    const stored = file.storedSize ?? file.size;
+    // The object store checks the bytes it sends against the object's SHA-256 (and fails the stream if they
+    // differ); that digest must be the manifest's, which pins the object. Decoded bytes are hashed once more, as
+    // a check on the writer's encoder, unless the file checks itself and can be rebuilt (a map image).
+    const digest = digestHex(result.info.digest);
+    const expected = file.storedSha256 ?? file.sha256;
+    const mismatch =
+      result.info.size !== stored
+        ? `${result.info.size} bytes stored, the manifest says ${stored}`
+        : digest !== expected
+          ? `SHA-256 ${digest} stored, the manifest says ${expected}`
+          : undefined;
+    if (mismatch !== undefined) {
       await result.data.cancel().catch(() => {});
-      throw new ReplicaError(
-        'CHECKPOINT_CORRUPT',
-        `${name}: ${result.info.size} bytes stored, the manifest says ${file.size}`,
-      );
+      throw new ReplicaError('CHECKPOINT_CORRUPT', `${name}: ${mismatch}`);
     }
     const absolute = join(into, ...file.path.split('/'));
     await mkdir(dirname(absolute), { recursive: true });
+    const plain = file.encoding === LZ4_FRAMES ? decodeFrames(result.data, name) : result.data;
     try {
-      await writeChecked(result.data, absolute, file, name, this.timeoutMs);
+      const hash = file.encoding !== undefined && !rebuildable;
+      await writeChecked(plain, absolute, file, name, { idleMs: this.timeoutMs, sync: !rebuildable, hash });
     } catch (err) {
       throw this.readError(err, name);
     }
@@ -301,6 +351,42 @@ export class CheckpointStore {
       }
     }
   }
+}
+
+/** An object store digest (`SHA-256=` and base64url) in lower-case hex; '' for anything else. */
+function digestHex(digest: string): string {
+  const prefix = 'SHA-256=';
+  if (!digest.startsWith(prefix)) return '';
+  const bytes = Buffer.from(digest.slice(prefix.length), 'base64url');
+  return bytes.length === 32 ? bytes.toString('hex') : '';
+}
+
+/**
+ * Files downloaded at once. An engine checkpoint is dozens of tables of a few MiB, each of which costs a few round
+ * trips (its info, a consumer) and an fsync before its first byte or after its last; several in flight overlap
+ * those waits.
+ */
+const FILES_IN_FLIGHT = 4;
+
+/**
+ * Runs `each` on every item, at most `limit` at once. On the first failure no more are started; the ones running
+ * are waited for, and that failure is thrown.
+ */
+async function inParallel<T>(items: readonly T[], limit: number, each: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const worker = async () => {
+    while (failure === undefined && next < items.length) {
+      const item = items[next++]!;
+      try {
+        await each(item);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure.err;
 }
 
 async function exists(path: string): Promise<boolean> {

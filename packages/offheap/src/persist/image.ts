@@ -37,6 +37,7 @@ import { type ImageLoader, imageChecksum, type NativeHelpers, native, portableIm
  *
  * The image checksum of a byte range is the CRC32C of each 64 KiB chunk, then the CRC32C of those CRCs (native.ts).
  */
+/** The map image's file name in a map's directory (exported as MAP_IMAGE_FILE). */
 export const IMAGE_FILE = 'MAPIMAGE';
 const MAGIC = 'HLMAPIMG';
 const VERSION = 1;

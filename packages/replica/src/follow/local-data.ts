@@ -7,7 +7,7 @@
  */
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { OffHeapMap, type OffHeapMapOpenOptions } from '@heapless/offheap';
+import { MAP_IMAGE_FILE, OffHeapMap, type OffHeapMapOpenOptions } from '@heapless/offheap';
 import { nuid } from '@nats-io/nats-core';
 import type { CheckpointManifest } from '../checkpoint-manifest.js';
 import type { CheckpointStore, CheckpointSummary } from '../checkpoint-store.js';
@@ -81,7 +81,8 @@ export async function installCheckpoint(
 ): Promise<InstalledCheckpoint> {
   const incoming = siblingDir(dir, '.incoming-');
   const started = performance.now();
-  const manifest = await store.download(checkpoint, incoming);
+  // The image is not fsynced: one that a crash leaves damaged fails its checksums and the map scans its engine.
+  const manifest = await store.download(checkpoint, incoming, { rebuildable: (path) => path === MAP_IMAGE_FILE });
   const downloadMs = performance.now() - started;
   await dropLocalData(dir);
   await rename(incoming, dir);

@@ -117,7 +117,8 @@ async function readObjects(nc: NatsConnection, manifest: CheckpointManifest, onF
     let size = 0;
     const reader = result.data.getReader();
     for (let r = await reader.read(); !r.done; r = await reader.read()) size += r.value.length;
-    if (size !== file.size) throw new Error(`${file.path}: ${size} bytes read, ${file.size} stored`);
+    const stored = file.storedSize ?? file.size; // the object holds the encoded bytes when the file is compressed
+    if (size !== stored) throw new Error(`${file.path}: ${size} bytes read, ${stored} stored`);
     onFile();
   }
 }

@@ -18,9 +18,10 @@
  */
 import type { Structures } from '../codec/msgpack-codec.js';
 import { invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
-import { illFormedKey, utf8Length, writeUtf8 } from '../key-bytes.js';
+import { hashBytes, illFormedKey, utf8Length, writeUtf8 } from '../key-bytes.js';
 import { MAX_RECORD_BYTES, recordBytes } from '../memory/arena.js';
 import { type MapPersistence, NS_DATA, NS_USER_META } from '../persist/persistence.js';
+import { BULK_POPULATE_MIN_WRITES, type ImagePages } from './image-pages.js';
 import type { MapCodec } from './map-codec.js';
 import type { MapIndex } from './map-index.js';
 import { checkMetaValue, type MemoryMetadata, metaNameLength } from './map-meta.js';
@@ -59,6 +60,8 @@ export interface BatchTarget {
   readonly memoryMeta: MemoryMetadata;
   /** The writes a crash open still owes the map (pending-suffix.ts): each key's go in before the batch's. */
   readonly pending: PendingSuffix | null;
+  /** A mapped image's pages, copied in bulk before a large batch writes them (image-pages.ts), else null. */
+  readonly pages: ImagePages | null;
 }
 
 /**
@@ -159,6 +162,7 @@ export class MapBatch<K extends MapKey = string, V = unknown> {
     const { spans, keys } = this;
     const buf = this.buf;
     const persistence = target.persistence;
+    if (target.pages !== null && keys.length >= BULK_POPULATE_MIN_WRITES) this.preparePages(target.pages);
     for (let i = 0, n = keys.length; i < n; i++) {
       const kind = spans[i * 4]!;
       const ks = spans[i * 4 + 1]!;
@@ -185,6 +189,29 @@ export class MapBatch<K extends MapKey = string, V = unknown> {
       else batch.del(key);
     }
     return persistence.writeBatch(batch, sync);
+  }
+
+  /** Copies in bulk the image pages this batch's sets and deletes will write (image-pages.ts). */
+  private preparePages(pages: ImagePages): void {
+    const { spans, buf } = this;
+    const n = this.keys.length;
+    const planned = {
+      count: 0,
+      hashes: new Int32Array(n),
+      keyLengths: new Int32Array(n),
+      valueLengths: new Int32Array(n),
+    };
+    for (let i = 0; i < n; i++) {
+      const kind = spans[i * 4]!;
+      if (kind !== SET && kind !== DELETE) continue;
+      const ks = spans[i * 4 + 1]! + 1; // after the namespace byte
+      const ke = spans[i * 4 + 2]!;
+      const c = planned.count++;
+      planned.hashes[c] = hashBytes(buf, ks, ke - ks);
+      planned.keyLengths[c] = ke - ks;
+      planned.valueLengths[c] = kind === SET ? spans[i * 4 + 3]! - ke : 0;
+    }
+    pages.prepare(planned);
   }
 
   /** The UTF-8 (or byte) length of `key`; throws INVALID_ARGUMENT (wrong kind, ill-formed), KEY_TOO_LARGE. */

@@ -64,6 +64,7 @@ describe('periodic map images', () => {
       replayed: 40,
       replayPending: 40,
       replayPages: 0,
+      imagePagesCopied: 0,
       imageRejected: null,
     });
     expectEqual(again, model);

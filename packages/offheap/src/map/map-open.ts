@@ -32,6 +32,7 @@ import {
   prepareDirectory,
 } from '../persist/persistence.js';
 import type { StructLayout } from '../struct.js';
+import { ImagePages } from './image-pages.js';
 import { MapCodec } from './map-codec.js';
 import { capacityFor, MapIndex } from './map-index.js';
 import type { MapSource, OffHeapMapOpenOptions, OffHeapMapOptions } from './map-options.js';
@@ -74,6 +75,8 @@ export interface MapParts<F extends FieldSpec = FieldSpec> {
   readonly images: ImageSchedule | null;
   /** The WAL writes a crash open still owes the image, folded in after the open (pending-suffix.ts), else null. */
   readonly pending: PendingSuffix | null;
+  /** The pages of a mapped image, copied in bulk before large batches and replays (image-pages.ts), else null. */
+  readonly imagePages: ImagePages | null;
 }
 
 /** The options every map takes, checked (INVALID_ARGUMENT). */
@@ -137,6 +140,7 @@ function assemble<F extends FieldSpec>(
     origin,
     images: null,
     pending: null,
+    imagePages: null,
   };
 }
 
@@ -201,9 +205,9 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
       const parts = assemble(s, writes?.structures ?? current.structures, 0, persistence, origin);
       restoreImage(parts, image);
       // The data writes go into the map's memory after the open returns, each key's before it is read.
-      const pending =
-        writes === null || writes.keys.length === 0 ? null : new PendingSuffix(parts, writes, loader === 'mapped');
-      return withImages({ ...parts, pending }, persistence, options.dir, every);
+      const imagePages = loader === 'mapped' ? new ImagePages(parts.index, parts.arena) : null;
+      const pending = writes === null || writes.keys.length === 0 ? null : new PendingSuffix(parts, writes, imagePages);
+      return withImages({ ...parts, pending, imagePages }, persistence, options.dir, every);
     }
     const parts = assemble(s, state.structures, Math.max(s.capacity, state.countHint), persistence, {
       loadedFrom: 'scan',

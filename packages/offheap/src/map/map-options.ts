@@ -68,6 +68,12 @@ export interface MapOpenStats {
    * replay, an image read into fresh memory, or without the native helper).
    */
   readonly replayPages: number;
+  /**
+   * Pages of the mapped image made private in bulk so far, for a replay of 256 writes or more and for batches of 16 or more
+   * (image-pages.ts): each copied before the writes instead of in a page fault of its own. 0 for an image read into
+   * fresh memory, a scan, or without the native helper.
+   */
+  readonly imagePagesCopied: number;
   /** Why the image was not used, when the open scanned. */
   readonly imageRejected: string | null;
 }

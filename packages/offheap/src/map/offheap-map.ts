@@ -10,6 +10,7 @@ import type { SharedMapHandle } from '../shared/shared-handle.js';
 import type { StructView, StructViewBase, ViewHost } from '../struct-view.js';
 import { viewNotPositioned } from '../struct-view.js';
 import { copyOf } from './copy-of.js';
+import type { ImagePages } from './image-pages.js';
 import { type BatchResult, type BatchWriteOptions, MapBatch } from './map-batch.js';
 import { MapChanges } from './map-changes.js';
 import { checkpointMap, type MapCheckpoint } from './map-checkpoint.js';
@@ -71,6 +72,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private pending: PendingSuffix | null;
   /** The same, kept for `openStats` once done. */
   private readonly suffix: PendingSuffix | null;
+  /** A mapped image's pages, copied in bulk before large batches (image-pages.ts), else null. */
+  private readonly imagePages: ImagePages | null;
   /** The engine directory of a persisted map. */
   private readonly dir: string | null;
   private closed = false;
@@ -106,6 +109,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     this.images = parts.images;
     this.pending = parts.pending;
     this.suffix = parts.pending;
+    this.imagePages = parts.imagePages;
     this.pending?.start();
     this.dir = (options as Partial<OffHeapMapOpenOptions<F>>).dir ?? null;
   }
@@ -379,6 +383,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       replayed: o.replayed,
       replayPending: s === null ? 0 : s.remaining,
       replayPages: s === null ? 0 : s.pages,
+      imagePagesCopied: this.imagePages === null ? 0 : this.imagePages.pages,
       imageRejected: o.imageRejected,
     };
   }
@@ -559,6 +564,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       persistence: this.persistence,
       memoryMeta: this.memoryMeta,
       pending: this.pending,
+      pages: this.imagePages,
     };
     const result = batch.apply(target, structures, options?.sync === true);
     if (this.pending?.done === true) this.pending = null;

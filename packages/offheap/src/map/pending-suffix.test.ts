@@ -170,6 +170,45 @@ describe('an open after a crash, before its replayed writes are in memory', () =
     await map.close();
   });
 
+  it('a large batch onto a mapped image copies the pages it writes first, and the map stays the model', async () => {
+    const dir = freshDir();
+    const model = new Map<string, Value>();
+    const first = await OffHeapMap.open<string, Value>({ dir, imageEvery: false });
+    for (let i = 0; i < 20_000; i++) {
+      first.set(keyOf(i), value(i));
+      model.set(keyOf(i), value(i));
+    }
+    await first.close();
+    const map = await OffHeapMap.open<string, Value>({ dir, imageEvery: false });
+    expect(map.openStats).toMatchObject({ source: 'image', imagePagesCopied: 0 });
+    const small = map.batch();
+    for (let i = 0; i < 10; i++) small.set(keyOf(i), value(i + 1));
+    await small.write();
+    for (let i = 0; i < 10; i++) model.set(keyOf(i), value(i + 1));
+    expect(map.openStats.imagePagesCopied).toBe(0); // a handful faults its pages one by one
+    // Overwrites (their records' pages), new keys (the table's) and deletes, in one batch.
+    const big = map.batch();
+    for (let i = 0; i < 3000; i++) {
+      const k = keyOf((i * 7919) % 25_000);
+      if (i % 5 === 0) {
+        big.delete(k);
+        model.delete(k);
+      } else {
+        big.set(k, value(i));
+        model.set(k, value(i));
+      }
+    }
+    await big.write();
+    const copied = map.openStats.imagePagesCopied;
+    if (nativeStatus.imageLoader === 'mapped' && process.platform === 'linux') expect(copied).toBeGreaterThan(0);
+    else expect(copied).toBe(0);
+    expectWhole(map, model);
+    await map.close();
+    const again = await OffHeapMap.open<string, Value>({ dir, imageEvery: false });
+    expectWhole(again, model);
+    await again.close();
+  });
+
   it('holds every owed write before sharing its memory, and writes them into the image at close', async () => {
     const { dir, model } = await crashedCopy(300, 13);
     const map = await OffHeapMap.open<string, Value>({ dir, imageEvery: false });

@@ -18,28 +18,21 @@
  * key or the next `settle` throws the error to its caller, as the write that needed the memory would.
  */
 import { hashBytes, type KeyHasher } from '../key-bytes.js';
-import { type Arena, LOC_EMPTY, LOC_TOMBSTONE, locOffset, locSegment, recordBytes } from '../memory/arena.js';
-import { SLOT_BYTES } from '../memory/hash-table.js';
-import { native } from '../persist/native.js';
+import type { Arena } from '../memory/arena.js';
+import type { ImagePages } from './image-pages.js';
+
+/**
+ * Replays of more writes than this have the pages of each step made private in bulk; fewer writes fault their
+ * pages one by one (a replay that small is folded almost at once anyway).
+ */
+const BULK_POPULATE_MIN_WRITES = 256;
+
 import type { MapIndex } from './map-index.js';
 import type { SuffixWrites } from './map-replay.js';
 import type { MapStore } from './map-store.js';
 
-/**
- * Replays of more writes than this have the pages of each step made private in bulk; fewer writes fault their
- * pages one by one (cheaper for a handful).
- */
-const BULK_POPULATE_MIN_WRITES = 256;
 /** Writes folded per background step: a few milliseconds of the event loop on this VM. */
 const STEP_WRITES = 256;
-/**
- * The granule of the pages marked for copying: 4 KiB, the page of x86-64 and of most arm64 kernels (a larger page is
- * rounded out to whole pages by the helper, so it is still covered).
- */
-const PAGE_BYTES = 4096;
-/** Slots near the end of a table page: a probe from there may go on into the next page, which is marked too. */
-const PAGE_END_SLOTS = 8;
-
 /** The parts a fold writes. */
 export interface FoldTarget {
   readonly index: MapIndex;
@@ -61,19 +54,15 @@ export class PendingSuffix {
   private stoppedBy: unknown;
   /** Pages copied in bulk so far. */
   pages = 0;
-  /** Per page of the image's index table and of each image segment: 1 once copied (not asked for again). */
-  private tableDone: Uint8Array | null = null;
-  private segmentsDone: Uint8Array[] | null = null;
-  private tableOf: SharedArrayBuffer | null = null;
 
   /**
-   * `writes` (decoded from the WAL, in commit order) owed to the image just restored into `target`; `mapped` if
-   * the image's pages are a private file mapping (copied on first write), which makes bulk copies worth it.
+   * `writes` (decoded from the WAL, in commit order) owed to the image just restored into `target`; `pagesOf`
+   * when the image's pages are a private file mapping (copied on first write), which makes bulk copies worth it.
    */
   constructor(
     private readonly target: FoldTarget,
     private readonly writes: SuffixWrites,
-    private readonly mapped: boolean,
+    private readonly pagesOf: ImagePages | null,
   ) {
     const { keys } = writes;
     this.folded = new Uint8Array(keys.length);
@@ -159,91 +148,30 @@ export class PendingSuffix {
     const folded = this.folded;
     let i = this.cursor;
     for (const end = folded.length; i < end && chunk.length < n; i++) if (folded[i] === 0) chunk.push(i);
-    if (this.mapped && this.writes.keys.length > BULK_POPULATE_MIN_WRITES) this.pages += this.populate(chunk);
+    if (this.writes.keys.length > BULK_POPULATE_MIN_WRITES) this.pages += this.populate(chunk);
     for (const w of chunk) this.foldOne(w);
     // Folded by key meanwhile (their hash taken out), or just now: the background need not look at them again.
     this.cursor = i;
     if (this.left === 0) this.byHash.clear();
   }
 
-  /**
-   * Makes private in bulk the pages of the image that the writes `chunk` will write, in two rounds: the index table's
-   * pages where their probes start (found from the hash alone), then — read from the now private table — the pages
-   * of each key's record as long as its new value. Nothing is read through the mapping before it is made private: a
-   * page read first would need its mapping torn down again to be copied, which costs more than the fault it saves.
-   * A slot of another key with the same hash only adds a page; what is not foreseen (a probe past the next page, a
-   * block from a free list or the arena's end) faults as before. Returns the pages populated; 0 without the native
-   * helper or where the kernel cannot.
-   */
+  /** Copies in bulk the image pages that the writes `chunk` will write (image-pages.ts); returns the pages. */
   private populate(chunk: readonly number[]): number {
-    if (native === null || native.populate === null || chunk.length === 0) return 0;
-    const { index, arena } = this.target;
+    const pages = this.pagesOf;
+    if (pages === null) return 0;
     const { keys, values } = this.writes;
-    const table = index.table;
-    const { slots, hashes, mask } = table;
-    if (this.tableOf !== table.sab) {
-      // The image's table, or a new one the map grew into (fresh memory: nothing to copy, but no harm).
-      this.tableOf = table.sab;
-      this.tableDone = new Uint8Array(Math.ceil(table.sab.byteLength / PAGE_BYTES));
-    }
-    this.segmentsDone ??= arena.buffers.map((b) => new Uint8Array(Math.ceil(b.byteLength / PAGE_BYTES)));
-    const tableDone = this.tableDone!;
-    const tablePages = new Uint8Array(tableDone.length);
-    const hashesOf = new Int32Array(chunk.length);
-    const slotsPerPage = PAGE_BYTES / SLOT_BYTES;
+    const planned = {
+      count: chunk.length,
+      hashes: new Int32Array(chunk.length),
+      keyLengths: new Int32Array(chunk.length),
+      valueLengths: new Int32Array(chunk.length),
+    };
     for (let c = 0; c < chunk.length; c++) {
       const key = keys[chunk[c]!]!;
-      const h = hashBytes(key, 1, key.length - 1);
-      hashesOf[c] = h;
-      const slot = h & mask;
-      const page = Math.floor(slot / slotsPerPage);
-      tablePages[page] = 1;
-      if (slot % slotsPerPage >= slotsPerPage - PAGE_END_SLOTS && page + 1 < tablePages.length)
-        tablePages[page + 1] = 1;
+      planned.hashes[c] = hashBytes(key, 1, key.length - 1);
+      planned.keyLengths[c] = key.length - 1;
+      planned.valueLengths[c] = values[chunk[c]!]?.length ?? 0;
     }
-    const tableRanges: Uint8Array[] = [];
-    const tableCount = rangesOf(tablePages, tableDone, table.sab, tableRanges);
-    if (!native.populate(tableRanges)) return 0;
-    // The image's segments only: one the arena added since is fresh memory.
-    const done = this.segmentsDone;
-    const marks = done.map((d) => new Uint8Array(d.length));
-    for (let c = 0; c < chunk.length; c++) {
-      const w = chunk[c]!;
-      const key = keys[w]!;
-      const h = hashesOf[c]!;
-      const bytes = recordBytes(key.length - 1, values[w]?.length ?? 0);
-      for (let i = h & mask; ; i = (i + 1) & mask) {
-        const loc = slots[i * 2 + 1]!;
-        if (loc === LOC_EMPTY) break;
-        if (loc === LOC_TOMBSTONE || hashes[i * 2] !== h) continue;
-        const m = marks[locSegment(loc)];
-        if (m === undefined) continue;
-        const off = locOffset(loc);
-        for (let p = Math.floor(off / PAGE_BYTES), last = Math.floor((off + bytes - 1) / PAGE_BYTES); p <= last; p++) {
-          if (p < m.length) m[p] = 1;
-        }
-      }
-    }
-    const ranges: Uint8Array[] = [];
-    let pages = tableCount;
-    for (const [seg, m] of marks.entries()) pages += rangesOf(m, done[seg]!, arena.buffers[seg]!, ranges);
-    return native.populate(ranges) ? pages : tableCount;
+    return pages.prepare(planned);
   }
-}
-
-/**
- * Appends to `out` a view of `buf` for each run of pages marked in `marks` and not in `done`, and marks them done;
- * returns the pages.
- */
-function rangesOf(marks: Uint8Array, done: Uint8Array, buf: ArrayBufferLike, out: Uint8Array[]): number {
-  let pages = 0;
-  for (let p = 0; p < marks.length; p++) {
-    if (marks[p] === 0 || done[p] === 1) continue;
-    const first = p;
-    while (p < marks.length && marks[p] === 1 && done[p] === 0) done[p++] = 1;
-    pages += p - first;
-    const start = first * PAGE_BYTES;
-    out.push(new Uint8Array(buf, start, Math.min(buf.byteLength, p * PAGE_BYTES) - start));
-  }
-  return pages;
 }

@@ -139,6 +139,7 @@ describe('map image', () => {
       replayed: 1,
       replayPending: 1,
       replayPages: 0,
+      imagePagesCopied: 0,
       imageRejected: null,
     });
     expect(map.get('k1')).toBe(42);

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { type FileHandle, lstat, open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ReadableStreamReadResult } from 'node:stream/web';
+import { FRAME_PLAIN_BYTES, FrameDecoder } from './checkpoint-frames.js';
 import type { CheckpointFile } from './checkpoint-manifest.js';
 import { ReplicaError } from './errors.js';
 
@@ -96,20 +97,33 @@ export async function readHashed(file: LocalFile): Promise<HashedRead> {
 
 /**
  * Writes `source` to the new file `absolute` (which must not exist), counting its bytes: more than `expected.size`
- * or fewer is CHECKPOINT_CORRUPT (`what` names the object). With `options.hash` their SHA-256 must also be
- * `expected.sha256`; without it the bytes are the source's to check. A chunk that does not come within
- * `options.idleMs` is UNAVAILABLE. The file is fsynced before this resolves unless `options.sync` is false.
+ * or fewer is CHECKPOINT_CORRUPT (`what` names the object). With `options.frames` the source is the file's
+ * `lz4-frames` form (FORMAT.md) and is decoded on the way, a damaged frame being CHECKPOINT_CORRUPT. With
+ * `options.hash` the SHA-256 of the bytes written must also be `expected.sha256`; without it the bytes are the
+ * source's to check. A chunk that does not come within `options.idleMs` is UNAVAILABLE. The file is fsynced before
+ * this resolves unless `options.sync` is false.
  */
 export async function writeChecked(
   source: ReadableStream<Uint8Array>,
   absolute: string,
   expected: CheckpointFile,
   what: string,
-  options: { idleMs: number; sync: boolean; hash: boolean },
+  options: { idleMs: number; sync: boolean; hash: boolean; frames?: boolean },
 ): Promise<void> {
   const { idleMs, sync } = options;
   const reader = source.getReader();
   const hash = options.hash ? createHash('sha256') : undefined;
+  // Frames decode into a few buffers used in turn, each free again once its write is done: memory written over
+  // and over stays mapped, where a fresh buffer per frame costs a page fault per 4 KiB (most of the decoding).
+  const free: Uint8Array[] = [];
+  const pooled = new Set<ArrayBufferLike>();
+  const decoder = options.frames
+    ? new FrameDecoder(what, () => {
+        const buffer = free.pop() ?? new Uint8Array(FRAME_PLAIN_BYTES);
+        pooled.add(buffer.buffer);
+        return buffer;
+      })
+    : undefined;
   let size = 0;
   let handle: FileHandle | undefined;
   let flushing: Promise<void> | undefined;
@@ -118,15 +132,17 @@ export async function writeChecked(
   try {
     handle = await open(absolute, 'wx');
     const file = handle;
-    for (;;) {
-      const { done, value } = await readWithin(reader, idleMs, what);
-      if (done) break;
+    const put = async (value: Uint8Array): Promise<void> => {
       size += value.length;
       if (size > expected.size)
         throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: more than the ${expected.size} bytes of the manifest`);
       hash?.update(value);
-      // The source's chunks are never reused, so each can be written while the next arrives.
-      const write = handle.write(value, 0, value.length, size - value.length);
+      // Written while the next chunk arrives: a source's chunk is never reused, a pooled buffer only after this.
+      let write: Promise<unknown> = file.write(value, 0, value.length, size - value.length);
+      if (pooled.has(value.buffer)) {
+        const buffer = new Uint8Array(value.buffer, 0, FRAME_PLAIN_BYTES);
+        write = write.finally(() => free.push(buffer));
+      }
       write.catch(() => {}); // awaited below; meanwhile a failure must not count as unhandled
       writes.push(write);
       if (writes.length >= WRITES_IN_FLIGHT) await writes.shift();
@@ -143,7 +159,15 @@ export async function writeChecked(
           },
         );
       }
+    };
+    for (;;) {
+      const { done, value } = await readWithin(reader, idleMs, what);
+      if (done) break;
+      if (decoder === undefined) await put(value);
+      // One frame at a time: the next decodes once a write has freed a buffer for it.
+      else for (const plain of decoder.frames(value)) await put(plain);
     }
+    decoder?.end();
     await Promise.all(writes.splice(0));
     if (size !== expected.size)
       throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: ${size} bytes, the manifest says ${expected.size}`);

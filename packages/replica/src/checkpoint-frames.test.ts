@@ -1,7 +1,20 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeFrame, FRAME_HEADER_BYTES, FRAME_PLAIN_BYTES, FrameDecoder, FrameKind } from './checkpoint-frames.js';
+import { writeChecked } from './checkpoint-files.js';
+import {
+  decodeLz4Block,
+  encodeFrame,
+  FRAME_HEADER_BYTES,
+  FRAME_PLAIN_BYTES,
+  FrameDecoder,
+  FrameKind,
+} from './checkpoint-frames.js';
+import type { CheckpointFile } from './checkpoint-manifest.js';
 import { ReplicaError } from './errors.js';
 
 /** A file's chunks encoded, then cut at `cuts` (offsets into the stored bytes), then decoded. */
@@ -11,10 +24,10 @@ function roundTrip(chunks: Uint8Array[], cuts: number[]): Uint8Array {
   const out: Uint8Array[] = [];
   let at = 0;
   for (const cut of [...new Set(cuts.map((c) => c % (stored.length + 1)))].sort((a, b) => a - b)) {
-    out.push(...decoder.push(stored.subarray(at, cut)));
+    for (const plain of decoder.frames(stored.subarray(at, cut))) out.push(plain.slice());
     at = cut;
   }
-  out.push(...decoder.push(stored.subarray(at)));
+  for (const plain of decoder.frames(stored.subarray(at))) out.push(plain.slice());
   decoder.end();
   return Buffer.concat(out);
 }
@@ -22,7 +35,7 @@ function roundTrip(chunks: Uint8Array[], cuts: number[]): Uint8Array {
 function corruptMessage(stored: Uint8Array): string {
   try {
     const decoder = new FrameDecoder('obj');
-    decoder.push(stored);
+    for (const _ of decoder.frames(stored));
     decoder.end();
   } catch (err) {
     expect(err).toBeInstanceOf(ReplicaError);
@@ -100,5 +113,128 @@ describe('lz4-frames', () => {
     expect(corruptMessage(good.subarray(0, 4))).toMatch(/ends inside a frame/);
     // The offset names the damaged frame.
     expect(corruptMessage(Buffer.concat([good, withByte(0, 9)]))).toMatch(new RegExp(`at stored byte ${good.length}`));
+  });
+
+  it('decodes LZ4 blocks as the native codec encodes them: long literals, long and overlapping matches', () => {
+    const lz4 = createRequire(import.meta.url)('lz4-napi') as { compressSync(b: Buffer): Buffer };
+    const block = (plain: Buffer) => lz4.compressSync(plain).subarray(4); // past lz4_flex's size prefix
+    const samples = [
+      randomBytes(70_000), // one sequence of literals, its length in many extension bytes
+      Buffer.alloc(200_000, 'a'), // matches of offset 1 that overlap what they write
+      Buffer.from('abc'.repeat(40_000)), // overlapping matches of a 3-byte pattern
+      Buffer.concat([randomBytes(500), randomBytes(3), Buffer.alloc(5000, 7), randomBytes(20)]),
+      Buffer.from([1]),
+    ];
+    for (const plain of samples) {
+      const out = new Uint8Array(plain.length);
+      expect(decodeLz4Block(block(plain), out)).toBe(plain.length);
+      expect(Buffer.from(out).equals(plain)).toBe(true);
+      // An output one byte short is refused, not overrun.
+      expect(decodeLz4Block(block(plain), new Uint8Array(plain.length - 1))).toEqual(expect.any(String));
+    }
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 2000 }), fc.integer({ min: 1, max: 50 }), (bytes, n) => {
+        const plain = Buffer.concat(Array.from({ length: n }, () => bytes));
+        const out = new Uint8Array(plain.length);
+        expect(decodeLz4Block(block(plain), out)).toBe(plain.length);
+        expect(Buffer.from(out).equals(plain)).toBe(true);
+      }),
+    );
+  });
+
+  it('answers a malformed LZ4 block with why, never reading or writing outside its buffers', () => {
+    expect(decodeLz4Block(new Uint8Array(0), new Uint8Array(8))).toMatch(/empty/);
+    expect(decodeLz4Block(Uint8Array.from([0x10, 0x61, 0x00, 0x00]), new Uint8Array(8))).toMatch(/offset of 0/);
+    expect(decodeLz4Block(Uint8Array.from([0x10, 0x61, 0x02, 0x00]), new Uint8Array(8))).toMatch(/offset of 2/);
+    expect(decodeLz4Block(Uint8Array.from([0xf0, 0xff]), new Uint8Array(8))).toMatch(/literal length past the end/);
+    expect(decodeLz4Block(Uint8Array.from([0x20, 0x61]), new Uint8Array(8))).toMatch(
+      /literals past the end of the block/,
+    );
+    expect(decodeLz4Block(Uint8Array.from([0x10, 0x61, 0x01]), new Uint8Array(8))).toMatch(/offset past the end/);
+    expect(decodeLz4Block(Uint8Array.from([0x1f, 0x61, 0x01, 0x00]), new Uint8Array(64))).toMatch(/match length past/);
+    expect(decodeLz4Block(Uint8Array.from([0x1f, 0x61, 0x01, 0x00, 0x00]), new Uint8Array(8))).toMatch(
+      /match past the end/,
+    );
+    expect(decodeLz4Block(Uint8Array.from([0x10, 0x61, 0x01, 0x00]), new Uint8Array(8))).toMatch(/ends with a match/);
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), fc.integer({ min: 0, max: 600 }), (src, cap) => {
+        const out = new Uint8Array(cap + 16).fill(0xee);
+        const r = decodeLz4Block(src, out.subarray(0, cap));
+        if (typeof r === 'number') expect(r).toBeLessThanOrEqual(cap);
+        else expect(r.length).toBeGreaterThan(0);
+        expect(out.subarray(cap).every((b) => b === 0xee)).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('writeChecked of lz4-frames', () => {
+  /** 24 frames, each a different repeated pattern, so that a buffer reused before its write is done shows. */
+  const plainFrames = Array.from({ length: 24 }, (_, i) =>
+    Buffer.from(`frame ${i} `.repeat(FRAME_PLAIN_BYTES / 8)).subarray(0, FRAME_PLAIN_BYTES - i * 1000),
+  );
+  const plain = Buffer.concat(plainFrames);
+  const stored = Buffer.concat(plainFrames.map(encodeFrame));
+  const expected: CheckpointFile = {
+    path: 'f',
+    size: plain.length,
+    sha256: createHash('sha256').update(plain).digest('hex'),
+  };
+  const streamOf = (bytes: Uint8Array, cuts: number[]) =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        let at = 0;
+        for (const cut of [...new Set(cuts)].sort((a, b) => a - b)) {
+          if (cut > at) controller.enqueue(bytes.slice(at, cut));
+          at = Math.max(at, cut);
+        }
+        controller.enqueue(bytes.slice(at));
+        controller.close();
+      },
+    });
+
+  it('writes the plain bytes, decoded frame by frame into reused buffers, however the chunks are cut', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'frames-'));
+    try {
+      // One chunk holding every frame (more frames than buffers), then random cuts.
+      const cutSets = [[], ...Array.from({ length: 4 }, (_, r) => [1 + r, 9, 5000 * (r + 1), stored.length >> 1])];
+      for (const [n, cuts] of cutSets.entries()) {
+        const file = join(dir, `out${n}`);
+        await writeChecked(streamOf(stored, cuts), file, expected, 'obj', {
+          idleMs: 5000,
+          sync: n === 0,
+          hash: true,
+          frames: true,
+        });
+        expect(Buffer.compare(await readFile(file), plain)).toBe(0);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a damaged frame or a wrong size is CHECKPOINT_CORRUPT', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'frames-'));
+    try {
+      const damaged = Buffer.from(stored);
+      damaged[FRAME_HEADER_BYTES + 4 + 10] ^= 0xff; // inside the first LZ4 block
+      const cases: [Uint8Array, CheckpointFile][] = [
+        [damaged, expected],
+        [stored.subarray(0, stored.length - 3), expected],
+        [stored, { ...expected, size: plain.length - 1 }],
+      ];
+      for (const [n, [bytes, file]] of cases.entries()) {
+        const written = writeChecked(streamOf(bytes, [100]), join(dir, `bad${n}`), file, 'obj', {
+          idleMs: 5000,
+          sync: false,
+          hash: true,
+          frames: true,
+        });
+        await expect(written).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT' });
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

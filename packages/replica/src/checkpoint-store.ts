@@ -13,7 +13,7 @@ import { type ObjectInfo, type ObjectStore, Objm, StorageType, setSha256Backend 
 import { checkName, checkSchemaId } from './change-format.js';
 import { checkPosition, readStreamPosition } from './change-stream.js';
 import { FILE_CHUNK_BYTES, listFiles, readHashed, syncDir, writeChecked } from './checkpoint-files.js';
-import { decodeFrames, FrameEncoder, LZ4_FRAMES } from './checkpoint-frames.js';
+import { FrameEncoder, LZ4_FRAMES } from './checkpoint-frames.js';
 import {
   type CheckpointFile,
   type CheckpointManifest,
@@ -316,10 +316,15 @@ export class CheckpointStore {
     }
     const absolute = join(into, ...file.path.split('/'));
     await mkdir(dirname(absolute), { recursive: true });
-    const plain = file.encoding === LZ4_FRAMES ? decodeFrames(result.data, name) : result.data;
     try {
       const hash = file.encoding !== undefined && !rebuildable;
-      await writeChecked(plain, absolute, file, name, { idleMs: this.timeoutMs, sync: !rebuildable, hash });
+      const frames = file.encoding === LZ4_FRAMES;
+      await writeChecked(result.data, absolute, file, name, {
+        idleMs: this.timeoutMs,
+        sync: !rebuildable,
+        hash,
+        frames,
+      });
     } catch (err) {
       throw this.readError(err, name);
     }

@@ -61,6 +61,8 @@ export async function followerStartPhase(ctx: RunContext, nc: NatsConnection): P
   });
   const replayRate = n / replay.seconds;
   ctx.record({ case: FULL_REPLAY_CASE, metric: 'apply rate', value: replayRate, unit: 'msgs/s', better: 'higher' });
+  // Each start runs alone, as on a replica's host: the replayed follower's compactions stop before the next one.
+  await replay.value.close();
 
   const fromCheckpoint = await timed(ctx, CHECKPOINT_CASE, n - head, async () => {
     const f = await open('from-checkpoint', checkpoints);
@@ -73,7 +75,6 @@ export async function followerStartPhase(ctx: RunContext, nc: NatsConnection): P
     );
   await fromCheckpoint.value.close();
 
-  await replay.value.close();
   await fillStream(ctx, nc, n + 1, n + lag);
   const restart = await timed(ctx, RESTART_CASE, lag, async () => {
     const f = await open('replayed', checkpoints);

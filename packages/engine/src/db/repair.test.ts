@@ -69,6 +69,16 @@ async function populate(d: string, interleave = false): Promise<Map<string, stri
       await db.flush();
       await db.compactRange(Buffer.from(key(2)), Buffer.from(key(3)));
     }
+    if (!interleave) {
+      // Background compactions may have merged every table into one level by now (they did under CI's load):
+      // one more table, in level 0, where a trigger of 8 keeps it.
+      await db.close();
+      db = await Engine.open(d, { ...small, level0CompactionTrigger: 8 });
+      for (let i = 0; i < 10; i++) {
+        await db.put(key(i * 11), `last:${i}`);
+        model.set(key(i * 11), `last:${i}`);
+      }
+    }
     // A tail that stays in the WAL: a close flushes a live memtable only past a quarter of writeBufferSize.
     await db.flush();
     for (let i = 0; i < TAIL; i++) {
@@ -122,7 +132,7 @@ describe('repairDatabase', () => {
       expect(report.tables).toBeGreaterThan(interleave ? 0 : 1); // merged: one run of 2 MiB tables
       expect(report.logs).toBe(1);
       expect(report.logRecords).toBeGreaterThan(0);
-      expect(report.lastSequence).toBe(24_000 + (interleave ? 11 : 0) + TAIL);
+      expect(report.lastSequence).toBe(24_000 + (interleave ? 11 : 10) + TAIL);
       // The replayed log is kept in lost/, never deleted.
       expect(readdirSync(join(dir, LOST_FOLDER)).some((n) => n.endsWith('.log'))).toBe(true);
       await expectModel(dir, model);

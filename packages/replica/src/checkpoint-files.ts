@@ -116,11 +116,11 @@ export async function writeChecked(
   // Frames decode into a few buffers used in turn, each free again once its write is done: memory written over
   // and over stays mapped, where a fresh buffer per frame costs a page fault per 4 KiB (most of the decoding).
   const free: Uint8Array[] = [];
-  const pooled = new Set<ArrayBufferLike>();
+  const pooled = new Map<ArrayBufferLike, Uint8Array>();
   const decoder = options.frames
     ? new FrameDecoder(what, () => {
         const buffer = free.pop() ?? new Uint8Array(FRAME_PLAIN_BYTES);
-        pooled.add(buffer.buffer);
+        pooled.set(buffer.buffer, buffer);
         return buffer;
       })
     : undefined;
@@ -139,10 +139,8 @@ export async function writeChecked(
       hash?.update(value);
       // Written while the next chunk arrives: a source's chunk is never reused, a pooled buffer only after this.
       let write: Promise<unknown> = file.write(value, 0, value.length, size - value.length);
-      if (pooled.has(value.buffer)) {
-        const buffer = new Uint8Array(value.buffer, 0, FRAME_PLAIN_BYTES);
-        write = write.finally(() => free.push(buffer));
-      }
+      const buffer = pooled.get(value.buffer);
+      if (buffer !== undefined) write = write.finally(() => free.push(buffer));
       write.catch(() => {}); // awaited below; meanwhile a failure must not count as unhandled
       writes.push(write);
       if (writes.length >= WRITES_IN_FLIGHT) await writes.shift();

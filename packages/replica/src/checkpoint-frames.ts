@@ -80,9 +80,9 @@ export class FrameEncoder extends TransformStream<Uint8Array, Uint8Array> {
 
 /**
  * Decodes the `lz4-frames` form of a file as it arrives in chunks of any size (the object store's chunks do not
- * follow frames). `what` names the object in errors. LZ4 blocks are decoded here, into buffers that are used over
- * and over (see the constructor), rather than by the native codec, which returns each block in freshly allocated memory: faulting that in
- * page by page made its decoding of map images ~0.5 GiB/s on this project's VM, against ~1.4 GiB/s here.
+ * follow frames). `what` names the object in errors. LZ4 blocks are decoded here, into buffers used over and over
+ * (see the constructor), rather than by the native codec, which returns each block in freshly allocated memory:
+ * faulting that in page by page made its decoding of map images ~0.5 GiB/s on this project's VM, ~1.4 GiB/s here.
  */
 export class FrameDecoder {
   private header = new Uint8Array(FRAME_HEADER_BYTES);

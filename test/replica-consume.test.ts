@@ -75,6 +75,25 @@ describe('consumeChanges', () => {
     await resumed.close();
   });
 
+  it('hands a pull over as one batch while the stream holds more, however many socket reads it takes', async () => {
+    await ensureChangeStream(servers.nc, { name: 'whole-pulls' });
+    const publisher = new ChangePublisher(servers.nc, { stream: 'whole-pulls', schema: 's1' });
+    // 4 KiB values: a pull of 100 messages (400 KiB) comes in many reads of the socket.
+    for (let seq = 1; seq <= 300; seq++)
+      await publisher.publish([setChange(`k${seq}`, Buffer.alloc(4096, seq))], { msgId: `m${seq}` });
+    const all = recorder();
+    const consumer = await consumeChanges(servers.nc, {
+      stream: 'whole-pulls',
+      after: 0,
+      handler: all.handler,
+      maxBatchMessages: 100,
+    });
+    await all.reached(300);
+    await consumer.close();
+    expect(all.batches.map((b) => b.messages.length)).toEqual([100, 100, 100]);
+    expect(all.seqs()).toEqual(range(1, 300));
+  });
+
   it('waits for the handler before it pulls again: at most two pulls of messages are out', async () => {
     const publisher = await streamWith('backpressure', 100);
     const held = gate();

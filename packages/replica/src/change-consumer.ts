@@ -4,8 +4,10 @@
  * The reader owns one ephemeral JetStream consumer at a time (no acks, in memory, one replica, starting at the next
  * sequence wanted) and pulls at most `maxBatchMessages` messages per request, with two requests out so that the
  * server prepares the next while this process works through the current one. It hands the messages to the handler
- * in batches, one call at a time, and asks for another pull only once one is used up, so that at most two pulls of
- * messages wait in memory however slow the handler is (backpressure). Every message's stream sequence is checked against the next one
+ * in batches, one call at a time: a whole pull as one batch while the stream holds more (one engine write per pull
+ * for a follower catching up, not one per socket read), and what has come as soon as it holds no more. It asks for
+ * another pull only once one is used up, so that at most two pulls of messages wait in memory however slow the
+ * handler is (backpressure). Every message's stream sequence is checked against the next one
  * expected: an older one (delivered again after a reset) is skipped, a newer one means a message was not
  * delivered, and the reader finds out why: purged (POSITION_PURGED), deleted from the middle (SEQUENCE_GAP), or
  * lost on the way, after which it starts a new consumer at the expected sequence. So the handler sees every
@@ -272,7 +274,10 @@ export class ChangeConsumer {
       }
       this.next = m.seq + 1;
       this.pending = m.info.pending;
-      if (batch.length >= this.settings.maxBatchMessages || pull.getPending() === 0) await this.deliver(batch);
+      // While the stream holds more than this pull has handed over, the rest of the pull is on its way: one batch
+      // (one engine write) for all of it rather than one per socket read.
+      const full = batch.length >= this.settings.maxBatchMessages;
+      if (full || (pull.getPending() === 0 && this.pending === 0)) await this.deliver(batch);
       if (this.stopping) break;
     }
     await this.deliver(batch);

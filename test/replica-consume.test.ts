@@ -10,6 +10,8 @@ import {
   consumeChanges,
   ensureChangeStream,
   ReplicaError,
+  readStreamPosition,
+  type StreamPosition,
   setChange,
 } from '@heapless/replica';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -173,6 +175,21 @@ describe('consumeChanges', () => {
     );
     const ok = await consumeChanges(servers.nc, { stream: 'start-checks', after: 5, handler });
     await ok.close();
+
+    // A position the caller read a moment ago stands in for asking (here one that claims a purge past 5)...
+    const now = await readStreamPosition(servers.nc, 'start-checks');
+    const checked = (streamPosition: StreamPosition, after: number) =>
+      rejectionCode(consumeChanges(servers.nc, { stream: 'start-checks', after, handler, streamPosition }));
+    expect(await checked({ ...now, firstSeq: 9 }, 5)).toBe('POSITION_PURGED');
+    expect(await checked({ ...now, stream: 'other' }, 5)).toBe('INVALID_ARGUMENT');
+    // ...and a purge it does not know of still stops the reader, once the first message shows the gap.
+    const stale = await consumeChanges(servers.nc, {
+      stream: 'start-checks',
+      after: 3,
+      handler,
+      streamPosition: { ...now, firstSeq: 1 },
+    });
+    expect((await failure(stale)).code).toBe('POSITION_PURGED');
   });
 
   it('stops with POSITION_PURGED when the stream is purged past the reader', async () => {

@@ -28,7 +28,7 @@ import {
 import { type NatsConnection, nanos, nuid } from '@nats-io/nats-core';
 import { type ChangeLimits, changeLimits, checkName, checkSchemaId } from './change-format.js';
 import { type ChangeMessage, readChangeMessage } from './change-message.js';
-import { assertResumable, checkPosition, readStreamPosition } from './change-stream.js';
+import { assertResumable, checkPosition, readStreamPosition, type StreamPosition } from './change-stream.js';
 import { ReplicaError, type ReplicaErrorCode } from './errors.js';
 import { replicaErrorOf } from './nats-errors.js';
 import { WakeablePause } from './pause.js';
@@ -84,6 +84,11 @@ export interface ConsumeOptions {
    * missed ones make the reader start over on a new consumer, so this bounds how long a lost node goes unnoticed.
    */
   readonly fetchExpiresMs?: number;
+  /**
+   * The stream's position as the caller read it a moment ago (a follower's open): the check that the stream holds
+   * `after + 1` uses it instead of asking again. A purge since then still shows, when the first message comes.
+   */
+  readonly streamPosition?: StreamPosition;
   /** JetStream API timeout in ms (consumer creation, stream info); default 5 s. */
   readonly timeoutMs?: number;
   readonly limits?: Partial<ChangeLimits>;
@@ -97,7 +102,13 @@ export interface ConsumeOptions {
 export async function consumeChanges(nc: NatsConnection, options: ConsumeOptions): Promise<ChangeConsumer> {
   const settings = readerSettings(options);
   const timeout = settings.timeoutMs;
-  assertResumable(await readStreamPosition(nc, settings.stream, { timeoutMs: timeout }), settings.after);
+  if (options.streamPosition !== undefined && options.streamPosition.stream !== settings.stream)
+    throw new ReplicaError(
+      'INVALID_ARGUMENT',
+      `streamPosition is of stream ${options.streamPosition.stream}, not ${settings.stream}`,
+    );
+  const stream = options.streamPosition ?? (await readStreamPosition(nc, settings.stream, { timeoutMs: timeout }));
+  assertResumable(stream, settings.after);
   const jsm = await jetstreamManager(nc, { checkAPI: false, timeout });
   return new ChangeConsumer(nc, jsm, jetstream(nc, { timeout }), settings);
 }

@@ -18,8 +18,8 @@ import { planStart, reloadReason } from './start-plan.js';
 export interface OpenedData {
   readonly map: OffHeapMap<string, unknown>;
   readonly start: FollowerStart;
-  /** The stream's last sequence when asked at start; undefined when NATS could not be asked. */
-  readonly streamLast: number | undefined;
+  /** The stream's first and last sequence when asked at start; undefined when NATS could not be asked. */
+  readonly stream: StreamPosition | undefined;
 }
 
 /**
@@ -33,6 +33,8 @@ export async function openFollowerData(settings: FollowerSettings): Promise<Open
   const options = settings;
   const mapOptions = options.map ?? {};
   await removeLeftovers(options.dir);
+  // Asked while the map opens (its image is checksummed meanwhile): the answer waits in the socket till then.
+  const asked = settled(readStreamPosition(options.nc, options.stream));
   let map = (await exists(options.dir)) ? await openMap(options.dir, mapOptions) : undefined;
   try {
     const local = map === undefined ? emptyState() : readFollowerState(map);
@@ -41,10 +43,10 @@ export async function openFollowerData(settings: FollowerSettings): Promise<Open
         'INVALID_ARGUMENT',
         `${options.dir} holds ${map.size} records and no follower position: not a follower's data directory`,
       );
-    const streamPosition = await readStreamPosition(options.nc, options.stream).catch((err: unknown) => {
-      if (isReplicaError(err, 'UNAVAILABLE') && local.position !== undefined) return undefined;
-      throw err;
-    });
+    const answer = await asked;
+    if ('error' in answer && !(isReplicaError(answer.error, 'UNAVAILABLE') && local.position !== undefined))
+      throw answer.error;
+    const streamPosition = 'value' in answer ? answer.value : undefined;
     const facts = {
       local,
       schema: options.schema,
@@ -85,11 +87,19 @@ export async function openFollowerData(settings: FollowerSettings): Promise<Open
       downloadMs,
       ms: performance.now() - started,
     };
-    return { map, start, streamLast: streamPosition?.lastSeq };
+    return { map, start, stream: streamPosition };
   } catch (err) {
     await map?.close();
     throw err;
   }
+}
+
+/** `promise`'s outcome as a value: a rejection kept for later is not an unhandled one meanwhile. */
+function settled<T>(promise: Promise<T>): Promise<{ value: T } | { error: unknown }> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
 }
 
 /**
@@ -174,7 +184,7 @@ async function takeOver(
   if (streamPosition !== undefined) checkTakeOver(streamPosition, local.position);
   const start = resumeStart(map, local.position, started);
   settings.log?.info({ local }, 'follower start: resume (the open local map taken over)');
-  return { map, start, streamLast: streamPosition?.lastSeq };
+  return { map, start, stream: streamPosition };
 }
 
 /** Throws POSITION_PURGED or POSITION_AHEAD when a map in use at `position` cannot resume from `stream`. */

@@ -11,7 +11,7 @@
  */
 import type { OffHeapMap } from '@heapless/offheap';
 import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change-consumer.js';
-import { readStreamPosition } from '../change-stream.js';
+import { readStreamPosition, type StreamPosition } from '../change-stream.js';
 import { isReplicaError, ReplicaError } from '../errors.js';
 import { WakeablePause } from '../pause.js';
 import { addFollowerMeta } from './follower-meta.js';
@@ -73,6 +73,8 @@ export class Follower {
   /** Whether the NATS connection is up now (its status events), so that an outage shows before a pull notices. */
   private connected = true;
   private readonly statusEvents: AsyncIterable<{ type: string }> & { stop?: () => void };
+  /** The stream's position as the open read it, for the first reader's check (later ones ask again); then undefined. */
+  private streamAtOpen: StreamPosition | undefined;
 
   private constructor(
     /** The map followed; readable by anyone, written only by the follower. Closed by {@link close}. */
@@ -80,12 +82,13 @@ export class Follower {
     private readonly options: FollowerSettings,
     /** How the follower started. */
     readonly start: FollowerStart,
-    streamLast: number | undefined,
+    stream: StreamPosition | undefined,
   ) {
     this.positionNow = start.position;
     this.appliedNow = start.position;
     this.lastCheckpointAt = start.position;
-    this.newestSeen = streamLast === undefined ? undefined : Math.max(streamLast, start.position);
+    this.newestSeen = stream === undefined ? undefined : Math.max(stream.lastSeq, start.position);
+    this.streamAtOpen = stream;
     this.statusEvents = options.nc.status();
     void this.watchConnection();
     this.running = this.run();
@@ -103,7 +106,7 @@ export class Follower {
   static async open(options: FollowerOptions): Promise<Follower> {
     const settings = followerSettings(options);
     const opened = await openFollowerData(settings);
-    return new Follower(opened.map, settings, opened.start, opened.streamLast);
+    return new Follower(opened.map, settings, opened.start, opened.stream);
   }
 
   /** The last stream sequence applied (and stored with the records). */
@@ -243,9 +246,12 @@ export class Follower {
   private async run(): Promise<void> {
     while (!this.stopping && this.failed === undefined) {
       try {
+        const known = this.streamAtOpen;
+        this.streamAtOpen = undefined;
         this.consumer = await consumeChanges(this.options.nc, {
           stream: this.options.stream,
           after: this.appliedNow,
+          ...(known === undefined ? {} : { streamPosition: known }),
           schema: this.options.schema,
           handler: (batch) => this.exclusive(() => this.apply(batch)),
           maxBatchMessages: this.options.maxBatchMessages,

@@ -22,17 +22,30 @@ import { gate, natsForTests, range, recorder, rejectionCode, retryUnavailable } 
 
 const servers = natsForTests(startNatsServer);
 
-/** A stream named `name` with `count` messages, each setting `k<seq>` to `v<seq>`. */
-async function streamWith(name: string, count: number): Promise<ChangePublisher> {
+/** The value message `seq` sets by default: `v<seq>`. */
+const shortValue = (seq: number) => Buffer.from(`v${seq}`);
+
+/** A stream named `name` with `count` messages, each setting `k<seq>` to `value(seq)`. */
+async function streamWith(name: string, count: number, value = shortValue): Promise<ChangePublisher> {
   await ensureChangeStream(servers.nc, { name });
   const publisher = new ChangePublisher(servers.nc, { stream: name, schema: 's1' });
-  await publishRange(publisher, 1, count);
+  await publishRange(publisher, 1, count, value);
   return publisher;
 }
 
-async function publishRange(publisher: ChangePublisher, from: number, to: number): Promise<void> {
+async function publishRange(publisher: ChangePublisher, from: number, to: number, value = shortValue): Promise<void> {
   for (let seq = from; seq <= to; seq++)
-    await publisher.publish([setChange(`k${seq}`, Buffer.from(`v${seq}`))], { msgId: `m${seq}` });
+    await publisher.publish([setChange(`k${seq}`, value(seq))], { msgId: `m${seq}` });
+}
+
+/** Reads `stream` from its start in batches of at most `maxBatchMessages` until `last` came; the reader is closed. */
+async function readUntil(stream: string, last: number, maxBatchMessages: number) {
+  const all = recorder();
+  const consumer = await consumeChanges(servers.nc, { stream, after: 0, handler: all.handler, maxBatchMessages });
+  await all.reached(last);
+  await consumer.close(); // waits for the handler in flight: its batch then counts
+  await consumer.done;
+  return { all, consumer };
 }
 
 async function failure(consumer: ChangeConsumer): Promise<ReplicaError> {
@@ -47,16 +60,7 @@ async function failure(consumer: ChangeConsumer): Promise<ReplicaError> {
 describe('consumeChanges', () => {
   it('delivers every message once, in order, in batches of at most maxBatchMessages, from position + 1', async () => {
     await streamWith('ordered', 500);
-    const all = recorder();
-    const consumer = await consumeChanges(servers.nc, {
-      stream: 'ordered',
-      after: 0,
-      handler: all.handler,
-      maxBatchMessages: 64,
-    });
-    await all.reached(500);
-    await consumer.close(); // waits for the handler in flight: its batch then counts
-    await consumer.done;
+    const { all, consumer } = await readUntil('ordered', 500, 64);
     expect(consumer.position).toBe(500);
     expect(consumer.lag).toBe(0);
     expect(all.seqs()).toEqual(range(1, 500));
@@ -78,20 +82,9 @@ describe('consumeChanges', () => {
   });
 
   it('hands a pull over as one batch while the stream holds more, however many socket reads it takes', async () => {
-    await ensureChangeStream(servers.nc, { name: 'whole-pulls' });
-    const publisher = new ChangePublisher(servers.nc, { stream: 'whole-pulls', schema: 's1' });
     // 4 KiB values: a pull of 100 messages (400 KiB) comes in many reads of the socket.
-    for (let seq = 1; seq <= 300; seq++)
-      await publisher.publish([setChange(`k${seq}`, Buffer.alloc(4096, seq))], { msgId: `m${seq}` });
-    const all = recorder();
-    const consumer = await consumeChanges(servers.nc, {
-      stream: 'whole-pulls',
-      after: 0,
-      handler: all.handler,
-      maxBatchMessages: 100,
-    });
-    await all.reached(300);
-    await consumer.close();
+    await streamWith('whole-pulls', 300, (seq) => Buffer.alloc(4096, seq));
+    const { all } = await readUntil('whole-pulls', 300, 100);
     expect(all.batches.map((b) => b.messages.length)).toEqual([100, 100, 100]);
     expect(all.seqs()).toEqual(range(1, 300));
   });

@@ -2,17 +2,17 @@
  * Reading a change stream in order from a stored position, in batches, for a follower.
  *
  * The reader owns one ephemeral JetStream consumer at a time (no acks, in memory, one replica, starting at the next
- * sequence wanted) and pulls at most `maxBatchMessages` messages per request, with two requests out so that the
- * server prepares the next while this process works through the current one. It hands the messages to the handler
- * in batches, one call at a time: a whole pull as one batch while the stream holds more (one engine write per pull
- * for a follower catching up, not one per socket read), and what has come as soon as it holds no more. It asks for
- * another pull only once one is used up, so that at most two pulls of messages wait in memory however slow the
- * handler is (backpressure). Every message's stream sequence is checked against the next one
- * expected: an older one (delivered again after a reset) is skipped, a newer one means a message was not
- * delivered, and the reader finds out why: purged (POSITION_PURGED), deleted from the middle (SEQUENCE_GAP), or
- * lost on the way, after which it starts a new consumer at the expected sequence. So the handler sees every
- * sequence once, in order, across disconnects, server restarts and the loss of a cluster node (the consumer is
- * then recreated on a live node), and a handler that resolved is never given its messages again.
+ * sequence wanted) and pulls at most `maxBatchMessages` messages per request, with two requests out so that the server
+ * prepares the next while this process works through the current one. It hands the messages to the handler in batches,
+ * one call at a time: a whole pull as one batch while the stream holds more (one engine write per pull for a follower
+ * catching up, not one per socket read), and what has come as soon as it holds no more. It asks for another pull only
+ * once one is used up, so that at most two pulls of messages wait in memory however slow the handler is (backpressure).
+ * Every message's stream sequence is checked against the next one expected: an older one (delivered again after a
+ * reset) is skipped, a newer one means a message was not delivered, and the reader finds out why: purged
+ * (POSITION_PURGED), deleted from the middle (SEQUENCE_GAP), or lost on the way, after which it starts a new consumer
+ * at the expected sequence. So the handler sees every sequence once, in order, across disconnects, server restarts and
+ * the loss of a cluster node (the consumer is then recreated on a live node), and a handler that resolved is never
+ * given its messages again.
  */
 import {
   AckPolicy,

@@ -34,7 +34,8 @@ export async function openFollowerData(settings: FollowerSettings): Promise<Open
   const mapOptions = options.map ?? {};
   await removeLeftovers(options.dir);
   // Asked while the map opens (its image is checksummed meanwhile): the answer waits in the socket till then.
-  const asked = settled(readStreamPosition(options.nc, options.stream));
+  const asking = readStreamPosition(options.nc, options.stream);
+  asking.catch(() => {}); // judged below, once the local position is known
   let map = (await exists(options.dir)) ? await openMap(options.dir, mapOptions) : undefined;
   try {
     const local = map === undefined ? emptyState() : readFollowerState(map);
@@ -43,10 +44,10 @@ export async function openFollowerData(settings: FollowerSettings): Promise<Open
         'INVALID_ARGUMENT',
         `${options.dir} holds ${map.size} records and no follower position: not a follower's data directory`,
       );
-    const answer = await asked;
-    if ('error' in answer && !(isReplicaError(answer.error, 'UNAVAILABLE') && local.position !== undefined))
-      throw answer.error;
-    const streamPosition = 'value' in answer ? answer.value : undefined;
+    const streamPosition = await asking.catch((err: unknown) => {
+      if (isReplicaError(err, 'UNAVAILABLE') && local.position !== undefined) return undefined;
+      throw err;
+    });
     const facts = {
       local,
       schema: options.schema,
@@ -92,14 +93,6 @@ export async function openFollowerData(settings: FollowerSettings): Promise<Open
     await map?.close();
     throw err;
   }
-}
-
-/** `promise`'s outcome as a value: a rejection kept for later is not an unhandled one meanwhile. */
-function settled<T>(promise: Promise<T>): Promise<{ value: T } | { error: unknown }> {
-  return promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
 }
 
 /**

@@ -21,6 +21,7 @@ export {
   type ImageVerifyReport,
   verifyMapImage,
 } from './persist/image.js';
+export { ImageStreamCheck, VerifiedImage } from './persist/image-check.js';
 export type { ImageScheduleStats } from './persist/image-schedule.js';
 export { type ImageLoader, type NativeStatus, nativeStatus } from './persist/native.js';
 export { attach, OffHeapMapReader } from './shared/offheap-reader.js';

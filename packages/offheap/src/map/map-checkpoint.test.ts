@@ -65,6 +65,7 @@ describe('periodic map images', () => {
       replayPending: 40,
       replayPages: 0,
       imagePagesCopied: 0,
+      imageCheck: 'open',
       imageRejected: null,
     });
     expectEqual(again, model);

@@ -17,7 +17,7 @@ import { Arena } from '../memory/arena.js';
 import { HashTable } from '../memory/hash-table.js';
 import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from '../persist/image.js';
 import { type ImageEvery, ImageSchedule, imageEveryOf } from '../persist/image-schedule.js';
-import type { ImageLoader } from '../persist/native.js';
+import { type ImageLoader, native } from '../persist/native.js';
 import {
   type DirectoryState,
   directoryFromImage,
@@ -52,6 +52,7 @@ const LOAD_BUFFER_BYTES = 1 << 20;
 export interface MapOrigin {
   readonly loadedFrom: MapSource;
   readonly imageLoader: ImageLoader | null;
+  readonly imageCheck: 'open' | 'stream' | null;
   readonly imageRejected: string | null;
   /** Writes replayed from the engine's WAL onto the image (0 for a current image, a scan or a memory map). */
   readonly replayed: number;
@@ -147,6 +148,7 @@ function assemble<F extends FieldSpec>(
 const IN_MEMORY: MapOrigin = {
   loadedFrom: 'memory',
   imageLoader: null,
+  imageCheck: null,
   imageRejected: null,
   replayed: 0,
 };
@@ -168,7 +170,8 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
   const useImage = options.image ?? true;
   const every = useImage ? imageEveryOf(options.imageEvery) : null;
   // The image's sections are mapped and checksummed on a native thread while the engine opens.
-  const pending = useImage ? beginImageLoad(options.dir) : 'map images disabled';
+  const pending = useImage ? beginImageLoad(options.dir, native, options.verifiedImage) : 'map images disabled';
+  const imageCheck = typeof pending === 'string' ? null : pending.checked;
   let engine: Engine;
   try {
     // The WAL after the image's tag stays until a newer image is written: an open after a crash replays it.
@@ -198,6 +201,7 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
       const origin: MapOrigin = {
         loadedFrom: 'image',
         imageLoader: loader,
+        imageCheck,
         imageRejected: null,
         replayed: writes?.keys.length ?? 0,
       };
@@ -212,6 +216,7 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
     const parts = assemble(s, state.structures, Math.max(s.capacity, state.countHint), persistence, {
       loadedFrom: 'scan',
       imageLoader: null,
+      imageCheck: null,
       imageRejected: image,
       replayed: 0,
     });

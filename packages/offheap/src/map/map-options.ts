@@ -1,5 +1,6 @@
 import type { EngineOptions } from '@heapless/engine';
 import type { FieldSpec } from '@heapless/struct';
+import type { ImageStreamCheck, VerifiedImage } from '../persist/image-check.js';
 import type { ImageLoader } from '../persist/native.js';
 import type { StructLayout } from '../struct.js';
 
@@ -49,6 +50,13 @@ export interface OffHeapMapOpenOptions<F extends FieldSpec = FieldSpec> extends 
    * image holds the writer while the map's memory is written to the page cache (tens of ms per GB).
    */
   imageEvery?: { bytes?: number; seconds?: number } | false;
+  /**
+   * The proof of an {@link ImageStreamCheck} run over the bytes of `dir/MAPIMAGE` as they were written (a checkpoint
+   * download): when the file's header is the one checked, the native loader maps the sections without reading them
+   * again for their checksums, so the open costs no read of the image and its pages come in from the file when first
+   * touched (as LMDB's do). Without the native loader, or for another image, the open checks as always.
+   */
+  verifiedImage?: VerifiedImage;
 }
 
 /** How an open filled the map (`map.openStats`). */
@@ -74,6 +82,11 @@ export interface MapOpenStats {
    * fresh memory, a scan, or without the native helper.
    */
   readonly imagePagesCopied: number;
+  /**
+   * When the map opened from its image: where the sections' checksums were checked — `'open'` by reading the image
+   * at this open, `'stream'` as the file was written (`verifiedImage`). Null otherwise.
+   */
+  readonly imageCheck: 'open' | 'stream' | null;
   /** Why the image was not used, when the open scanned. */
   readonly imageRejected: string | null;
 }

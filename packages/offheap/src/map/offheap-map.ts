@@ -384,6 +384,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       replayPending: s === null ? 0 : s.remaining,
       replayPages: s === null ? 0 : s.pages,
       imagePagesCopied: this.imagePages === null ? 0 : this.imagePages.pages,
+      imageCheck: o.imageCheck,
       imageRejected: o.imageRejected,
     };
   }

@@ -140,6 +140,7 @@ describe('map image', () => {
       replayPending: 1,
       replayPages: 0,
       imagePagesCopied: 0,
+      imageCheck: 'open',
       imageRejected: null,
     });
     expect(map.get('k1')).toBe(42);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ArenaState } from '../memory/arena.js';
 import { SLOT_BYTES } from '../memory/hash-table.js';
 import { SIZE_CLASS_COUNT } from '../memory/size-class.js';
+import type { VerifiedImage } from './image-check.js';
 import { type ImageLoader, imageChecksum, type NativeHelpers, native, portableImageChecksum } from './native.js';
 
 /**
@@ -41,7 +42,8 @@ import { type ImageLoader, imageChecksum, type NativeHelpers, native, portableIm
 export const IMAGE_FILE = 'MAPIMAGE';
 const MAGIC = 'HLMAPIMG';
 const VERSION = 1;
-const FIXED_BYTES = 1080;
+/** Bytes of the header before the section table. */
+export const FIXED_BYTES = 1080;
 const SECTION_BYTES = 24;
 /** Section alignment in the file: a multiple of every page size Linux uses on x86-64 and arm64, and of the checksum chunk. */
 const IMAGE_ALIGN = 64 * 1024;
@@ -150,6 +152,11 @@ export interface PendingImage {
   /** How the sections are being read. */
   readonly loader: ImageLoader;
   /**
+   * Where the sections' checksums are checked: `'open'` by this load, `'stream'` already, as the file was written
+   * (the open was given the {@link VerifiedImage} of this very header).
+   */
+  readonly checked: 'open' | 'stream';
+  /**
    * Checks the sections against their checksums and returns the content, or why the image cannot be used. Whether
    * the image is the engine's current state is the caller's to check first (persistence.ts, directoryFromImage).
    * Releases the file and the checksum thread.
@@ -164,8 +171,14 @@ export interface PendingImage {
  * checksumming every section on a thread of its own, so the caller can open the engine meanwhile. Returns
  * why there is no usable image instead (missing file, damaged header). Never throws for a bad image. `helpers`: the
  * native helpers to use (null: the plain loader; helpers without `loadSections` also read, checksumming natively).
+ * With `verified` (the proof of a check made as the file was written) and a header that is byte for byte the one
+ * checked, mapped sections are not read for their checksums: pages not in memory come in when first touched.
  */
-export function beginImageLoad(dir: string, helpers: NativeHelpers | null = native): PendingImage | string {
+export function beginImageLoad(
+  dir: string,
+  helpers: NativeHelpers | null = native,
+  verified?: VerifiedImage,
+): PendingImage | string {
   let fd: number;
   try {
     fd = openSync(join(dir, IMAGE_FILE), 'r');
@@ -184,7 +197,7 @@ export function beginImageLoad(dir: string, helpers: NativeHelpers | null = nati
   }
   if (helpers?.loadSections == null) return new ReadImage(fd, header, helpers);
   try {
-    return new NativeImage(fd, header, helpers);
+    return new NativeImage(fd, header, helpers, verified?.matches(header.bytes) !== true);
   } catch (err) {
     closeSync(fd);
     return `image could not be loaded: ${String(err)}`;
@@ -248,14 +261,18 @@ export function verifyMapImage(dir: string, helpers: NativeHelpers | null = nati
   }
 }
 
-interface Section {
+/** A section of the image: where its bytes are in the file, its size in memory, its checksum. */
+export interface Section {
   offset: number;
   fileBytes: number;
   bytes: number;
   checksum: number;
 }
 
-interface Header {
+/** An image's header, checked. */
+export interface Header {
+  /** The header's bytes as in the file. */
+  bytes: Buffer;
   meta: Uint8Array;
   id: Uint8Array;
   sequence: number;
@@ -272,6 +289,21 @@ function readHeader(fd: number): Header | string {
   const fileBytes = fstatSync(fd).size;
   const fixed = Buffer.alloc(FIXED_BYTES);
   if (readFully(fd, fixed, 0) < FIXED_BYTES) return 'image truncated (header)';
+  const headerBytes = headerLength(fixed, fileBytes);
+  if (typeof headerBytes === 'string') return headerBytes;
+  const header = Buffer.alloc(headerBytes);
+  header.set(fixed);
+  if (readFully(fd, header.subarray(FIXED_BYTES), FIXED_BYTES) < headerBytes - FIXED_BYTES) {
+    return 'image truncated (section table)';
+  }
+  return parseHeader(header, fileBytes);
+}
+
+/**
+ * The whole header's length from its first {@link FIXED_BYTES} bytes (`fixed`), or why they are not the start of
+ * an image of `fileBytes` bytes.
+ */
+export function headerLength(fixed: Buffer, fileBytes: number): number | string {
   if (fixed.toString('latin1', 0, 8) !== MAGIC) return 'not a map image (bad magic)';
   if (fixed.readUInt32LE(12) !== VERSION) return `image format ${fixed.readUInt32LE(12)} is not ${VERSION}`;
   const headerBytes = fixed.readUInt32LE(16);
@@ -285,11 +317,12 @@ function readHeader(fd: number): Header | string {
   ) {
     return 'image header damaged (section count or length)';
   }
-  const header = Buffer.alloc(headerBytes);
-  header.set(fixed);
-  if (readFully(fd, header.subarray(FIXED_BYTES), FIXED_BYTES) < headerBytes - FIXED_BYTES) {
-    return 'image truncated (section table)';
-  }
+  return headerBytes;
+}
+
+/** The header of an image of `fileBytes` bytes from its bytes (of the length {@link headerLength} gave), checked. */
+export function parseHeader(header: Buffer, fileBytes: number): Header | string {
+  const count = header.readUInt32LE(36);
   if (portableImageChecksum(header.subarray(12)) !== header.readUInt32LE(8)) return 'image header checksum mismatch';
   const current = header.readUInt32LE(76);
   const freeHeads = new Uint32Array(SIZE_CLASS_COUNT);
@@ -329,6 +362,7 @@ function readHeader(fd: number): Header | string {
     return 'image header damaged (table or arena state)';
   }
   return {
+    bytes: header,
     meta: header.subarray(FIXED_BYTES + count * SECTION_BYTES),
     id: header.subarray(20, 36),
     sequence: header.readDoubleLE(40),
@@ -371,6 +405,7 @@ abstract class LoadingImage implements PendingImage {
   readonly sequence: number;
   readonly meta: Uint8Array;
   abstract readonly loader: ImageLoader;
+  abstract readonly checked: 'open' | 'stream';
 
   constructor(
     protected readonly fd: number,
@@ -394,26 +429,30 @@ abstract class LoadingImage implements PendingImage {
  */
 class NativeImage extends LoadingImage {
   readonly loader = 'mapped';
+  readonly checked: 'open' | 'stream';
   private readonly buffers: SharedArrayBuffer[];
+  /** The checksum job, -1 when the sections were checked as the file was written. */
   private readonly job: number;
 
   constructor(
     fd: number,
     header: Header,
     private readonly helpers: NativeHelpers,
+    verify: boolean,
   ) {
     super(fd, header);
     const triples: number[] = [];
     for (const s of header.sections) triples.push(s.offset, s.fileBytes, s.bytes);
-    const [job, ...buffers] = helpers.loadSections!(fd, triples);
+    const [job, ...buffers] = helpers.loadSections!(fd, triples, verify);
     this.job = job;
     this.buffers = buffers;
+    this.checked = job < 0 ? 'stream' : 'open';
   }
 
   finish(): ImageContent | string {
     let sums: number[];
     try {
-      sums = this.helpers.checksumWait(this.job);
+      sums = this.job < 0 ? this.header.sections.map((s) => s.checksum) : this.helpers.checksumWait(this.job);
     } catch (err) {
       return `image unreadable: ${String(err)}`;
     } finally {
@@ -426,7 +465,7 @@ class NativeImage extends LoadingImage {
 
   override drop(): void {
     try {
-      this.helpers.checksumWait(this.job); // the job's thread must end; its result is not needed
+      if (this.job >= 0) this.helpers.checksumWait(this.job); // the job's thread must end; its result is not needed
     } catch {
       // a read error does not matter for an image that is dropped
     } finally {
@@ -441,6 +480,7 @@ class NativeImage extends LoadingImage {
  */
 class ReadImage extends LoadingImage {
   readonly loader = 'read';
+  readonly checked = 'open';
 
   constructor(
     fd: number,

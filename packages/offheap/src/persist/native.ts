@@ -26,9 +26,10 @@ export interface NativeHelpers {
    * One buffer per `[offset, fileLength, length]` triple: `length` bytes of private memory mapping the file's
    * `fileLength` bytes at `offset` (zero after), and a job that checksums those bytes of the file on a thread of its
    * own. Returns the job id, then the buffers; use them once `checksumWait(id)` returned the expected checksums.
-   * Null where the helper cannot map memory into a SharedArrayBuffer on this Node ({@link NativeStatus.problem}).
+   * With `verify` false (sections checked already) no job is started and the id is -1. Null where the helper cannot
+   * map memory into a SharedArrayBuffer on this Node ({@link NativeStatus.problem}).
    */
-  loadSections: ((fd: number, sections: number[]) => [number, ...SharedArrayBuffer[]]) | null;
+  loadSections: ((fd: number, sections: number[], verify?: boolean) => [number, ...SharedArrayBuffer[]]) | null;
   /**
    * Makes the pages of each range present and private to this process (madvise MADV_POPULATE_WRITE), so that writes
    * to a mapped section no longer fault a page at a time. False where the kernel cannot (before Linux 5.14); null
@@ -127,8 +128,9 @@ export function loadNative(
     loadSections:
       mapSections === null
         ? null
-        : (fd, sections) => {
+        : (fd, sections, verify = true) => {
             const buffers = mapSections(fd, sections);
+            if (!verify) return [-1, ...buffers];
             const ranges: number[] = [];
             for (let i = 0; i + 2 < sections.length; i += 3) ranges.push(sections[i]!, sections[i + 1]!);
             return [helper.fileChecksumStart(fd, ranges), ...buffers];

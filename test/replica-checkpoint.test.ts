@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MAP_IMAGE_FILE, nativeStatus, OffHeapMap, VerifiedImage } from '@heapless/offheap';
 import { CheckpointStore, ReplicaError } from '@heapless/replica';
 import { jetstream } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
@@ -96,11 +97,45 @@ describe('CheckpointStore', () => {
       expect(newest).toMatchObject({ id: manifest.id, schema: 'users-v1', position: 1234 });
       expect(await store.manifest(newest!)).toEqual(manifest);
       const dest = join(work, 'installed');
-      expect(await store.download(newest!, dest)).toEqual(manifest);
+      expect((await store.download(newest!, dest)).manifest).toEqual(manifest);
       expect(contents(dest)).toEqual(contents(dir));
       nothingInstalledBeside(dest);
+      // Named as a map image, a file is written around the page cache and checked as an image: these are not
+      // images (no proof), and come back byte for byte all the same.
+      for (const mapImage of ['MAPIMAGE', 'tables/000001.sst']) {
+        const asImage = join(work, `as-image-${mapImage.length}`);
+        const downloaded = await store.download(newest!, asImage, { mapImage });
+        expect(downloaded).toEqual({ manifest, verifiedImage: undefined });
+        expect(contents(asImage)).toEqual(contents(dir));
+      }
     },
   );
+
+  it('a map image downloaded as one checks itself on the way, and the map opens from it without reading it', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'map-image' });
+    const dir = join(work, 'map');
+    const map = await OffHeapMap.open<string, string>({ dir });
+    const model = new Map<string, string>();
+    for (let i = 0; i < 30_000; i++) {
+      const value = `value ${i} `.repeat(1 + (i % 20));
+      map.set(`key${i}`, value);
+      model.set(`key${i}`, value);
+    }
+    await map.close();
+    const manifest = await store.upload(dir, { schema: 'm', position: 1 });
+    const dest = join(work, 'installed');
+    const { verifiedImage } = await store.download(manifest, dest, { mapImage: MAP_IMAGE_FILE });
+    expect(verifiedImage).toBeInstanceOf(VerifiedImage);
+    expect(contents(dest)).toEqual(contents(dir));
+    const opened = await OffHeapMap.open<string, string>({ dir: dest, verifiedImage: verifiedImage! });
+    try {
+      const check = nativeStatus.imageLoader === 'mapped' ? 'stream' : 'open';
+      expect(opened.openStats).toMatchObject({ source: 'image', imageCheck: check });
+      expect(new Map(opened.entries())).toEqual(model);
+    } finally {
+      await opened.close();
+    }
+  });
 
   it('lists the newest first per schema and prunes all but the newest N', async () => {
     const store = await CheckpointStore.open(servers.nc, { bucket: 'listing' });
@@ -144,7 +179,7 @@ describe('CheckpointStore', () => {
       Buffer.from(JSON.stringify(v1)),
     );
     const dest = join(work, 'installed');
-    expect(await store.download(manifest, dest)).toEqual(v1);
+    expect((await store.download(manifest, dest)).manifest).toEqual(v1);
     expect(contents(dest)).toEqual(contents(dir));
   });
 

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OffHeapMap } from '@heapless/offheap';
+import { nativeStatus, OffHeapMap } from '@heapless/offheap';
 import {
   addFollowerMeta,
   CheckpointStore,
@@ -147,6 +147,8 @@ describe('Follower', () => {
       checkpointId: published.manifest.id,
       position: published.manifest.position,
       mapSource: 'image',
+      // Checked as it was downloaded, mapped unread (by the native loader; the plain one reads it anyway).
+      mapImageCheck: nativeStatus.imageLoader === 'mapped' ? 'stream' : 'open',
     });
     expect(new TextDecoder().decode(fresh.map.meta.get(META_CHECKPOINT))).toBe(published.manifest.id);
     await fresh.waitCaughtUp();

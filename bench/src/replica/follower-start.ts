@@ -16,7 +16,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { OffHeapMap } from '@heapless/offheap';
+import { MAP_IMAGE_FILE, OffHeapMap } from '@heapless/offheap';
 import { CheckpointStore, consumeChanges, Follower } from '@heapless/replica';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { RunContext } from '../harness/benchmark.js';
@@ -91,8 +91,9 @@ export async function followerStartPhase(ctx: RunContext, nc: NatsConnection): P
   if (image.value.openStats.source !== 'image') throw new Error('the local data did not open from its image');
   await image.value.close();
   const downloadDir = join(ctx.dataDir, 'download-floor');
+  // The same download as the follower's: the map image checked as it is written, around the page cache.
   const download = await timed(ctx, DOWNLOAD_FLOOR_CASE, published.manifest.totalBytes, () =>
-    checkpoints.download(published.manifest, downloadDir),
+    checkpoints.download(published.manifest, downloadDir, { mapImage: MAP_IMAGE_FILE }),
   );
   await rm(downloadDir, { recursive: true });
   const consume = await timed(ctx, CONSUME_FLOOR_CASE, n, () => consumeTo(nc, n));

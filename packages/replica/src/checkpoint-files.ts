@@ -4,7 +4,8 @@
  * checked by the object store against the digest the manifest names), so that each file is read or written once.
  */
 import { createHash } from 'node:crypto';
-import { type FileHandle, lstat, open, readdir } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { type FileHandle, lstat, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ReadableStreamReadResult } from 'node:stream/web';
 import { FRAME_PLAIN_BYTES, FrameDecoder } from './checkpoint-frames.js';
@@ -95,68 +96,58 @@ export async function readHashed(file: LocalFile): Promise<HashedRead> {
   };
 }
 
+/** What {@link writeChecked} does besides writing and counting. */
+export interface WriteOptions {
+  /** A chunk that does not come within this many ms is UNAVAILABLE. */
+  idleMs: number;
+  /** Fsync the file before resolving. */
+  sync: boolean;
+  /** Hash the bytes written and compare with the manifest's SHA-256 (else the source's to check). */
+  hash: boolean;
+  /** The source is the file's `lz4-frames` form (FORMAT.md), decoded on the way. */
+  frames?: boolean;
+  /** Every byte written is also pushed into this check, in order (a map image checking itself as it arrives). */
+  check?: { push(bytes: Uint8Array): void };
+  /**
+   * Write around the page cache (O_DIRECT, where the file system allows it): the file's pages are not put in memory
+   * now, for a file that is mapped and read in parts later (a map image), so that a download of hundreds of
+   * megabytes costs the disk's write speed rather than a first touch of as many megabytes of memory.
+   */
+  direct?: boolean;
+}
+
 /**
  * Writes `source` to the new file `absolute` (which must not exist), counting its bytes: more than `expected.size`
  * or fewer is CHECKPOINT_CORRUPT (`what` names the object). With `options.frames` the source is the file's
  * `lz4-frames` form (FORMAT.md) and is decoded on the way, a damaged frame being CHECKPOINT_CORRUPT. With
  * `options.hash` the SHA-256 of the bytes written must also be `expected.sha256`; without it the bytes are the
  * source's to check. A chunk that does not come within `options.idleMs` is UNAVAILABLE. The file is fsynced before
- * this resolves unless `options.sync` is false.
+ * this resolves unless `options.sync` is false. Resolves with whether the file was written around the page cache.
  */
 export async function writeChecked(
   source: ReadableStream<Uint8Array>,
   absolute: string,
   expected: CheckpointFile,
   what: string,
-  options: { idleMs: number; sync: boolean; hash: boolean; frames?: boolean },
-): Promise<void> {
+  options: WriteOptions,
+): Promise<{ direct: boolean }> {
   const { idleMs, sync } = options;
   const reader = source.getReader();
   const hash = options.hash ? createHash('sha256') : undefined;
-  // Frames decode into a few buffers used in turn, each free again once its write is done: memory written over
-  // and over stays mapped, where a fresh buffer per frame costs a page fault per 4 KiB (most of the decoding).
-  const free: Uint8Array[] = [];
-  const pooled = new Map<ArrayBufferLike, Uint8Array>();
-  const decoder = options.frames
-    ? new FrameDecoder(what, () => {
-        const buffer = free.pop() ?? new Uint8Array(FRAME_PLAIN_BYTES);
-        pooled.set(buffer.buffer, buffer);
-        return buffer;
-      })
-    : undefined;
   let size = 0;
-  let handle: FileHandle | undefined;
-  let flushing: Promise<void> | undefined;
-  let unflushed = 0;
-  const writes: Promise<unknown>[] = [];
+  let out: FileOut | undefined;
   try {
-    handle = await open(absolute, 'wx');
-    const file = handle;
+    out = await FileOut.create(absolute, options.direct === true, sync);
+    const file = out;
+    // Frames decode into the writer's buffers, each free again once its write is done.
+    const decoder = options.frames ? new FrameDecoder(what, () => file.buffer()) : undefined;
     const put = async (value: Uint8Array): Promise<void> => {
       size += value.length;
       if (size > expected.size)
         throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: more than the ${expected.size} bytes of the manifest`);
       hash?.update(value);
-      // Written while the next chunk arrives: a source's chunk is never reused, a pooled buffer only after this.
-      let write: Promise<unknown> = file.write(value, 0, value.length, size - value.length);
-      const buffer = pooled.get(value.buffer);
-      if (buffer !== undefined) write = write.finally(() => free.push(buffer));
-      write.catch(() => {}); // awaited below; meanwhile a failure must not count as unhandled
-      writes.push(write);
-      if (writes.length >= WRITES_IN_FLIGHT) await writes.shift();
-      unflushed += value.length;
-      if (sync && unflushed >= BACKGROUND_SYNC_BYTES && flushing === undefined) {
-        unflushed = 0;
-        // Its failure is the final sync's to report; it is awaited before the handle closes in any case.
-        flushing = file.datasync().then(
-          () => {
-            flushing = undefined;
-          },
-          () => {
-            flushing = undefined;
-          },
-        );
-      }
+      options.check?.push(value);
+      await file.append(value);
     };
     for (;;) {
       const { done, value } = await readWithin(reader, idleMs, what);
@@ -166,22 +157,203 @@ export async function writeChecked(
       else for (const plain of decoder.frames(value)) await put(plain);
     }
     decoder?.end();
-    await Promise.all(writes.splice(0));
     if (size !== expected.size)
       throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: ${size} bytes, the manifest says ${expected.size}`);
+    await file.end();
     const digest = hash?.digest('hex');
     if (digest !== undefined && digest !== expected.sha256)
       throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: SHA-256 ${digest}, the manifest says ${expected.sha256}`);
-    if (sync) await handle.sync();
+    if (sync) await file.sync();
+    return { direct: file.direct };
   } catch (err) {
     await reader.cancel().catch(() => {});
     throw err;
   } finally {
-    await Promise.allSettled(writes);
-    await flushing;
-    await handle?.close();
+    await out?.close();
   }
 }
+
+/**
+ * A new file written from its start to its end while the next bytes arrive: each write goes to the thread pool at
+ * its offset, up to {@link WRITES_IN_FLIGHT} at once. It lends the buffers frames decode into (`buffer()`) and takes
+ * each back once its write is done: memory written over and over stays mapped, where a fresh buffer per frame costs
+ * a page fault per 4 KiB (most of the decoding).
+ *
+ * Direct (O_DIRECT) writes need 4 KiB-aligned memory, offsets and lengths: the buffers are slices of a
+ * WebAssembly.Memory (page-aligned: the one aligned allocation JavaScript has); a lent buffer filled whole is written
+ * as it is, anything else is copied into one first, and the last block is written padded, then the file cut to its
+ * size.
+ */
+class FileOut {
+  /** Buffers free to lend or to copy into (each FRAME_PLAIN_BYTES long). */
+  private readonly free: Uint8Array[] = [];
+  /** The memory the buffers are slices of: a view of it is a lent buffer. */
+  private readonly owned = new Set<ArrayBufferLike>();
+  private readonly writes: Promise<unknown>[] = [];
+  /** Bytes appended so far. */
+  private size = 0;
+  /** Direct only: the buffer being filled by copies, and how far (it starts at `size - staged`). */
+  private stage: Uint8Array | undefined;
+  private staged = 0;
+  private flushing: Promise<void> | undefined;
+  private unflushed = 0;
+
+  private constructor(
+    private readonly handle: FileHandle,
+    /** Whether writes go around the page cache (O_DIRECT). */
+    readonly direct: boolean,
+    private readonly backgroundSync: boolean,
+  ) {
+    // Enough for every write in flight, the buffer being staged, and the one a frame decodes into.
+    if (direct) this.addBuffers(WRITES_IN_FLIGHT + 2);
+  }
+
+  /**
+   * Creates `absolute` (it must not exist). `direct` asks for O_DIRECT, and falls back to plain writes where the
+   * system or file system has none (tmpfs refuses it). `sync`: flush written pages every
+   * {@link BACKGROUND_SYNC_BYTES} while writing, so that the final fsync does not wait for all of them.
+   */
+  static async create(absolute: string, direct: boolean, sync: boolean): Promise<FileOut> {
+    const O_DIRECT = fsConstants.O_DIRECT;
+    if (direct && O_DIRECT !== undefined) {
+      const { O_WRONLY, O_CREAT, O_EXCL } = fsConstants;
+      try {
+        return new FileOut(await open(absolute, O_WRONLY | O_CREAT | O_EXCL | O_DIRECT, 0o666), true, false);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
+        // Refused once the file was made: it is this download's, and empty.
+        await rm(absolute, { force: true });
+      }
+    }
+    return new FileOut(await open(absolute, 'wx'), false, sync);
+  }
+
+  /** A free buffer of FRAME_PLAIN_BYTES for the next frame to decode into (a new one if none is free). */
+  buffer(): Uint8Array {
+    if (this.free.length === 0) this.addBuffers(1);
+    return this.free.pop()!;
+  }
+
+  /** Appends `bytes`; resolves once it may be given more (the write itself may still be in flight). */
+  async append(bytes: Uint8Array): Promise<void> {
+    const lent = this.lentBuffer(bytes);
+    if (!this.direct) {
+      await this.submit(bytes, this.size, lent);
+      this.size += bytes.length;
+      return;
+    }
+    if (
+      this.staged === 0 &&
+      lent !== undefined &&
+      bytes.byteOffset === lent.byteOffset &&
+      bytes.length === lent.length
+    ) {
+      // A whole lent buffer at a whole-buffer offset (nothing staged): aligned as it is.
+      await this.submit(bytes, this.size, lent);
+      this.size += bytes.length;
+      return;
+    }
+    for (let at = 0; at < bytes.length; ) {
+      if (this.stage === undefined) this.stage = await this.freeBuffer();
+      const n = Math.min(FRAME_PLAIN_BYTES - this.staged, bytes.length - at);
+      this.stage.set(bytes.subarray(at, at + n), this.staged);
+      this.staged += n;
+      this.size += n;
+      at += n;
+      if (this.staged === FRAME_PLAIN_BYTES) {
+        const full = this.stage;
+        this.stage = undefined;
+        this.staged = 0;
+        await this.submit(full, this.size - FRAME_PLAIN_BYTES, full);
+      }
+    }
+    if (lent !== undefined) this.free.push(lent);
+  }
+
+  /** Writes what is staged (padded to 4 KiB, the file then cut to its size) and waits for every write. */
+  async end(): Promise<void> {
+    if (this.stage !== undefined && this.staged > 0) {
+      const padded = Math.ceil(this.staged / DIRECT_ALIGN) * DIRECT_ALIGN;
+      const last = this.stage;
+      last.fill(0, this.staged, padded);
+      this.stage = undefined;
+      await this.submit(last.subarray(0, padded), this.size - this.staged, last);
+      this.staged = 0;
+    }
+    await Promise.all(this.writes.splice(0));
+    if (this.direct) await this.handle.truncate(this.size);
+  }
+
+  sync(): Promise<void> {
+    return this.handle.sync();
+  }
+
+  /** Waits for every write and flush (whatever their outcome), and closes the file. */
+  async close(): Promise<void> {
+    await Promise.allSettled(this.writes);
+    await this.flushing;
+    await this.handle.close();
+  }
+
+  /** Writes `bytes` at `at` in the background; `lent` (the buffer they are in) is free again once written. */
+  private async submit(bytes: Uint8Array, at: number, lent: Uint8Array | undefined): Promise<void> {
+    let write: Promise<unknown> = this.handle.write(bytes, 0, bytes.length, at);
+    if (lent !== undefined) write = write.finally(() => this.free.push(lent));
+    write.catch(() => {}); // awaited later; meanwhile a failure must not count as unhandled
+    this.writes.push(write);
+    if (this.writes.length >= WRITES_IN_FLIGHT) await this.writes.shift();
+    this.unflushed += bytes.length;
+    if (this.backgroundSync && this.unflushed >= BACKGROUND_SYNC_BYTES && this.flushing === undefined) {
+      this.unflushed = 0;
+      // Its failure is the final sync's to report; it is awaited before the handle closes in any case.
+      this.flushing = this.handle.datasync().then(
+        () => {
+          this.flushing = undefined;
+        },
+        () => {
+          this.flushing = undefined;
+        },
+      );
+    }
+  }
+
+  /** A free buffer, once a write in flight has given one back if none is free now. */
+  private async freeBuffer(): Promise<Uint8Array> {
+    while (this.free.length === 0 && this.writes.length > 0) await this.writes.shift();
+    return this.buffer();
+  }
+
+  /** The lent buffer `bytes` is a view of, or undefined. */
+  private lentBuffer(bytes: Uint8Array): Uint8Array | undefined {
+    if (!this.owned.has(bytes.buffer)) return undefined;
+    const start = Math.floor(bytes.byteOffset / FRAME_PLAIN_BYTES) * FRAME_PLAIN_BYTES;
+    return new Uint8Array(bytes.buffer, start, FRAME_PLAIN_BYTES);
+  }
+
+  /** Adds `count` free buffers, aligned for direct writes. */
+  private addBuffers(count: number): void {
+    let memory: ArrayBufferLike;
+    if (this.direct) {
+      const pages = Math.ceil((count * FRAME_PLAIN_BYTES) / WASM_PAGE_BYTES);
+      memory = new WasmMemory({ initial: pages, maximum: pages }).buffer;
+    } else {
+      memory = new ArrayBuffer(count * FRAME_PLAIN_BYTES);
+    }
+    this.owned.add(memory);
+    for (let i = 0; i < count; i++) this.free.push(new Uint8Array(memory, i * FRAME_PLAIN_BYTES, FRAME_PLAIN_BYTES));
+  }
+}
+
+/** The alignment of O_DIRECT offsets, lengths and memory: the logical block size of any disk, and the page size. */
+const DIRECT_ALIGN = 4096;
+/** WebAssembly's page: its memories come in multiples of it. */
+const WASM_PAGE_BYTES = 64 * 1024;
+/** The part of WebAssembly.Memory used here (this project's lib settings carry no WebAssembly types). */
+const WasmMemory = (
+  globalThis as unknown as {
+    WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => { buffer: ArrayBuffer } };
+  }
+).WebAssembly.Memory;
 
 /** One read of `reader`, or UNAVAILABLE when nothing comes within `ms`. */
 async function readWithin(

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, constants, openSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -233,6 +234,113 @@ describe('writeChecked of lz4-frames', () => {
         });
         await expect(written).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT' });
       }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('writeChecked around the page cache (direct)', () => {
+  const streamOfChunks = (chunks: Uint8Array[]) =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const c of chunks) controller.enqueue(c);
+        controller.close();
+      },
+    });
+  /** Cuts `bytes` into pieces of the given sizes, in turn (the last piece takes what is left). */
+  const cut = (bytes: Uint8Array, sizes: number[]): Uint8Array[] => {
+    const out: Uint8Array[] = [];
+    let at = 0;
+    for (let i = 0; at < bytes.length; i++) {
+      const n = sizes[i % sizes.length]!;
+      out.push(bytes.slice(at, at + n));
+      at += n;
+    }
+    return out;
+  };
+  /** Whether the file system of `dir` takes O_DIRECT, asked of the system directly. */
+  const takesDirect = (dir: string): boolean => {
+    const path = join(dir, 'probe');
+    try {
+      closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_DIRECT, 0o666));
+      return true;
+    } catch {
+      return false;
+    } finally {
+      rmSync(path, { force: true });
+    }
+  };
+  const sizes = [
+    0,
+    1,
+    4095,
+    4096,
+    FRAME_PLAIN_BYTES - 1,
+    FRAME_PLAIN_BYTES,
+    FRAME_PLAIN_BYTES + 1,
+    3 * FRAME_PLAIN_BYTES + 12_345,
+  ];
+  const texts = (n: number) => Buffer.from('a map image, more or less '.repeat(Math.ceil(n / 26) + 1)).subarray(0, n);
+
+  it.each([
+    ['a temporary directory', tmpdir()],
+    // tmpfs: O_DIRECT since Linux 6.6, refused before (the writer then writes through the page cache).
+    ['tmpfs', '/dev/shm'],
+  ])('writes every byte in order, whatever the sizes and the source, in %s', async (_, base) => {
+    const dir = await mkdtemp(join(base, 'direct-'));
+    try {
+      const direct = takesDirect(dir);
+      let n = 0;
+      for (const size of sizes) {
+        for (const [kind, plain] of [
+          ['text', texts(size)],
+          ['random', randomBytes(size)],
+        ] as const) {
+          const expected: CheckpointFile = {
+            path: 'f',
+            size,
+            sha256: createHash('sha256').update(plain).digest('hex'),
+          };
+          const framed = Buffer.concat(cut(plain, [FRAME_PLAIN_BYTES]).map(encodeFrame));
+          const sources: [string, Uint8Array[], boolean][] = [
+            ['frames', cut(framed, [70_000, 3, 1 << 20]), true],
+            ['plain chunks', cut(plain, [5000, 1 << 20, 4096, 1]), false],
+          ];
+          for (const [form, chunks, frames] of sources) {
+            const pushed = createHash('sha256');
+            const file = join(dir, `f${n++}`);
+            const result = await writeChecked(streamOfChunks(chunks), file, expected, 'obj', {
+              idleMs: 5000,
+              sync: false,
+              hash: true,
+              frames,
+              direct: true,
+              check: { push: (bytes) => pushed.update(bytes) },
+            });
+            expect({ kind, form, size, direct: result.direct }).toEqual({ kind, form, size, direct });
+            expect(Buffer.compare(await readFile(file), plain)).toBe(0);
+            expect(pushed.digest('hex')).toBe(expected.sha256);
+          }
+        }
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a wrong size is CHECKPOINT_CORRUPT with direct writes too', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'direct-'));
+    try {
+      const plain = texts(2 * FRAME_PLAIN_BYTES + 5);
+      const expected: CheckpointFile = { path: 'f', size: plain.length - 1, sha256: '' };
+      const written = writeChecked(streamOfChunks([plain]), join(dir, 'f'), expected, 'obj', {
+        idleMs: 5000,
+        sync: true,
+        hash: false,
+        direct: true,
+      });
+      await expect(written).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT' });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -7,6 +7,7 @@
  */
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { ImageStreamCheck, type VerifiedImage } from '@heapless/offheap';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { nuid } from '@nats-io/nats-core';
 import { type ObjectInfo, type ObjectStore, Objm, StorageType, setSha256Backend } from '@nats-io/obj';
@@ -53,6 +54,13 @@ export interface CheckpointSummary {
 }
 
 /** What an upload records about the files. */
+/** What {@link CheckpointStore.download} wrote. */
+export interface DownloadedCheckpoint {
+  readonly manifest: CheckpointManifest;
+  /** With `mapImage`: the proof that the image passed its own checks as it was written (else undefined). */
+  readonly verifiedImage: VerifiedImage | undefined;
+}
+
 export interface UploadOptions {
   /** The schema id of the values in the files. */
   readonly schema: string;
@@ -221,34 +229,44 @@ export class CheckpointStore {
    * Downloads a checkpoint into the directory `dest`, which must not exist (its parent must). The files are written
    * into a new sibling directory, several at once, each checked for its size and SHA-256 and fsynced, and that
    * directory is renamed to `dest` only when every file is right; on any failure it is removed and `dest` is left
-   * absent. Returns the manifest. `options.rebuildable` names files that check themselves and that the data
-   * rebuilds when a crash leaves them damaged (a map image, which the map checks and replaces by a scan of its
-   * engine): those are neither fsynced nor hashed once decoded, which at hundreds of megabytes is most of a fast
-   * download (their stored bytes are still checked). Throws INVALID_ARGUMENT (`dest` exists, or its folder does
-   * not), CHECKPOINT_NOT_FOUND, CHECKPOINT_CORRUPT (a malformed manifest, a missing object, a size or checksum that
-   * differs, a damaged frame), UNAVAILABLE.
+   * absent. Throws INVALID_ARGUMENT (`dest` exists, or its folder does not), CHECKPOINT_NOT_FOUND,
+   * CHECKPOINT_CORRUPT (a malformed manifest, a missing object, a size or checksum that differs, a damaged frame),
+   * UNAVAILABLE.
+   *
+   * `options.mapImage` names the checkpoint's map image (a follower's is `MAPIMAGE`). Its stored bytes are checked
+   * like any file's; decoded, it is checked against its own checksums as it is written (an `ImageStreamCheck`)
+   * instead of hashed, it is written around the page cache (O_DIRECT), and it is not fsynced (a map that finds it
+   * damaged after a crash rebuilds from its engine): at hundreds of megabytes, hashing it and filling memory with it
+   * are most of a fast download. The result's `verifiedImage` is the proof for `OffHeapMap.open`, which then maps
+   * the image without reading it; undefined when the image failed its own checks (the open then finds that too, and
+   * rebuilds the map by a scan of the engine).
    */
   async download(
     checkpoint: { schema: string; id: string },
     dest: string,
-    options: { rebuildable?: (path: string) => boolean } = {},
-  ): Promise<CheckpointManifest> {
+    options: { mapImage?: string } = {},
+  ): Promise<DownloadedCheckpoint> {
     if (await exists(dest)) throw new ReplicaError('INVALID_ARGUMENT', `${dest} exists: a download makes it`);
     if (!(await exists(dirname(dest))))
       throw new ReplicaError('INVALID_ARGUMENT', `${dirname(dest)}, the folder of ${dest}, does not exist`);
     const manifest = await this.manifest(checkpoint);
     const partial = join(dirname(dest), `.${manifest.id}.partial-${nuid.next()}`);
     await mkdir(partial);
+    let verifiedImage: VerifiedImage | undefined;
     try {
       // The largest first: the map image, most of the bytes, downloads while the tables go beside it.
       const bySize = [...manifest.files].sort((a, b) => b.size - a.size);
-      await inParallel(bySize, FILES_IN_FLIGHT, (file) =>
-        this.downloadFile(manifest, file, partial, options.rebuildable?.(file.path) === true),
-      );
+      await inParallel(bySize, FILES_IN_FLIGHT, async (file) => {
+        if (file.path !== options.mapImage) return this.downloadFile(manifest, file, partial);
+        const check = new ImageStreamCheck(file.size);
+        await this.downloadFile(manifest, file, partial, check);
+        const proof = check.end();
+        if (typeof proof !== 'string') verifiedImage = proof;
+      });
       await syncDir(partial);
       await rename(partial, dest);
       await syncDir(dirname(dest));
-      return manifest;
+      return { manifest, verifiedImage };
     } catch (err) {
       await rm(partial, { recursive: true, force: true });
       throw err;
@@ -288,7 +306,7 @@ export class CheckpointStore {
     manifest: CheckpointManifest,
     file: CheckpointFile,
     into: string,
-    rebuildable: boolean,
+    image?: ImageStreamCheck,
   ): Promise<void> {
     const name = fileObject(manifest.schema, manifest.id, file.path);
     let result: Awaited<ReturnType<ObjectStore['get']>>;
@@ -301,7 +319,7 @@ export class CheckpointStore {
     const stored = file.storedSize ?? file.size;
     // The object store checks the bytes it sends against the object's SHA-256 (and fails the stream if they
     // differ); that digest must be the manifest's, which pins the object. Decoded bytes are hashed once more, as
-    // a check on the writer's encoder, unless the file checks itself and can be rebuilt (a map image).
+    // a check on the writer's encoder, but for a map image, which checks itself as it is written.
     const digest = digestHex(result.info.digest);
     const expected = file.storedSha256 ?? file.sha256;
     const mismatch =
@@ -317,13 +335,12 @@ export class CheckpointStore {
     const absolute = join(into, ...file.path.split('/'));
     await mkdir(dirname(absolute), { recursive: true });
     try {
-      const hash = file.encoding !== undefined && !rebuildable;
-      const frames = file.encoding === LZ4_FRAMES;
       await writeChecked(result.data, absolute, file, name, {
         idleMs: this.timeoutMs,
-        sync: !rebuildable,
-        hash,
-        frames,
+        sync: image === undefined,
+        hash: file.encoding !== undefined && image === undefined,
+        frames: file.encoding === LZ4_FRAMES,
+        ...(image === undefined ? {} : { check: image, direct: true }),
       });
     } catch (err) {
       throw this.readError(err, name);

@@ -43,6 +43,7 @@ export {
   CheckpointStore,
   type CheckpointStoreOptions,
   type CheckpointSummary,
+  type DownloadedCheckpoint,
   type UploadOptions,
 } from './checkpoint-store.js';
 export { type ConnectOptions, connectToNats } from './connect.js';

@@ -85,6 +85,7 @@ export async function openFollowerData(settings: FollowerSettings): Promise<Open
       position,
       mapSource: open.source,
       mapReplayed: open.replayed,
+      mapImageCheck: open.imageCheck,
       downloadMs,
       ms: performance.now() - started,
     };
@@ -210,6 +211,7 @@ function resumeStart(map: OffHeapMap<string, unknown>, position: number, started
     position,
     mapSource: map.openStats.source,
     mapReplayed: map.openStats.replayed,
+    mapImageCheck: map.openStats.imageCheck,
     downloadMs: null,
     ms: performance.now() - started,
   };

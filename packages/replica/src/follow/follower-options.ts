@@ -77,6 +77,11 @@ export interface FollowerStart {
   /** How the map was loaded: 'image' (no scan), 'scan' or 'memory'; and writes replayed onto the image. */
   readonly mapSource: string;
   readonly mapReplayed: number;
+  /**
+   * Where the map image's checksums were checked: `'open'` by reading it at the open, `'stream'` as a downloaded
+   * checkpoint's image was written (the open then maps it unread); null without an image.
+   */
+  readonly mapImageCheck: 'open' | 'stream' | null;
   /** Milliseconds of the checkpoint's download, when one was loaded. */
   readonly downloadMs: number | null;
   /** Milliseconds from `open` to consuming. */

@@ -82,12 +82,13 @@ export async function installCheckpoint(
   const incoming = siblingDir(dir, '.incoming-');
   const started = performance.now();
   // The image is not fsynced: one that a crash leaves damaged fails its checksums and the map scans its engine.
-  const manifest = await store.download(checkpoint, incoming, { rebuildable: (path) => path === MAP_IMAGE_FILE });
+  // Checked as it was written, it is mapped without reading it: its pages come in from the disk as they are used.
+  const { manifest, verifiedImage } = await store.download(checkpoint, incoming, { mapImage: MAP_IMAGE_FILE });
   const downloadMs = performance.now() - started;
   await dropLocalData(dir);
   await rename(incoming, dir);
   const opening = performance.now();
-  const map = await openMap(dir, options);
+  const map = await openMap(dir, verifiedImage === undefined ? options : { ...options, verifiedImage });
   const openMs = performance.now() - opening;
   try {
     const state = readFollowerState(map);

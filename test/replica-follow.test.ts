@@ -4,10 +4,10 @@
 // schema drops the local data for that schema's checkpoint; a stream purged past the local position takes the
 // checkpoint path, or fails with POSITION_PURGED when there is none; a map already open (served while NATS was
 // unreachable) is taken over as it is and resumes from its position, or stays the caller's when it cannot.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nativeStatus, OffHeapMap } from '@heapless/offheap';
+import { MAP_IMAGE_FILE, nativeStatus, OffHeapMap } from '@heapless/offheap';
 import {
   addFollowerMeta,
   CheckpointStore,
@@ -23,7 +23,7 @@ import {
 } from '@heapless/replica';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { pack } from 'msgpackr';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startNatsServer } from './nats-server.js';
 import {
   COUNTER_PREFIX,
@@ -140,7 +140,9 @@ describe('Follower', () => {
     expect(published.manifest).toMatchObject({ schema: 'v1', stream, position: source.position });
     expect(published.manifest.position).toBeGreaterThan(first.manifest.position);
     await writer.write(100);
-    const fresh = await follow('cp-fresh', stream, { maxReplay: 50 });
+    const logged: string[] = [];
+    const log = { info: (details: object, message: string) => logged.push(`${message} ${JSON.stringify(details)}`) };
+    const fresh = await follow('cp-fresh', stream, { maxReplay: 50, log: { ...log, warn: log.info } });
     expect(fresh.start).toMatchObject({
       kind: 'checkpoint',
       reason: 'no-local-data',
@@ -153,6 +155,13 @@ describe('Follower', () => {
     expect(new TextDecoder().decode(fresh.map.meta.get(META_CHECKPOINT))).toBe(published.manifest.id);
     await fresh.waitCaughtUp();
     expect(mapHex(fresh.map)).toEqual(modelHex(writer.model));
+    if (fresh.start.mapImageCheck === 'stream') {
+      // Once caught up, the image mapped unread is read into memory in the background, all of it.
+      const size = statSync(join(work, 'cp-fresh', MAP_IMAGE_FILE)).size;
+      await vi.waitFor(() =>
+        expect(logged).toContainEqual(expect.stringMatching(`read into memory {"bytes":${size},`)),
+      );
+    }
     // The counters came with the checkpoint: still exactly one application per change.
     expect(counters(fresh.map)).toEqual(Object.fromEntries(writer.touches));
     // With no checkpoint store, a fresh follower replays the stream from its start.

@@ -9,7 +9,8 @@
  * meanwhile. An error that makes the stream impossible to follow (a purge past the position, a malformed message,
  * another schema) stops the follower: `failure` holds it and writes waiting for a position reject with it.
  */
-import type { OffHeapMap } from '@heapless/offheap';
+import { join } from 'node:path';
+import { MAP_IMAGE_FILE, type OffHeapMap } from '@heapless/offheap';
 import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change-consumer.js';
 import { readStreamPosition, type StreamPosition } from '../change-stream.js';
 import { isReplicaError, ReplicaError } from '../errors.js';
@@ -23,6 +24,7 @@ import {
   type FollowerStatus,
   followerSettings,
 } from './follower-options.js';
+import { readIntoMemory } from './local-data.js';
 import { type PublishedCheckpoint, publishMapCheckpoint } from './publish-checkpoint.js';
 
 /** Pause before the reader is started again after NATS could not be reached. */
@@ -73,6 +75,8 @@ export class Follower {
   /** Whether the NATS connection is up now (its status events), so that an outage shows before a pull notices. */
   private connected = true;
   private readonly statusEvents: AsyncIterable<{ type: string }> & { stop?: () => void };
+  /** The image of a downloaded checkpoint being read into memory (see `warmImage`). */
+  private warming: Promise<void> | undefined;
   /** The stream's position as the open read it, for the first reader's check (later ones ask again); then undefined. */
   private streamAtOpen: StreamPosition | undefined;
 
@@ -92,6 +96,7 @@ export class Follower {
     this.statusEvents = options.nc.status();
     void this.watchConnection();
     this.running = this.run();
+    if (start.mapImageCheck === 'stream') this.warming = this.warmImage();
   }
 
   /**
@@ -223,7 +228,28 @@ export class Follower {
     await this.lock.catch(() => {});
     await this.durable.catch(() => {});
     this.rejectWaiters(new ReplicaError('CLOSED', 'the follower is closed'));
+    await this.warming;
     await this.map.close();
+  }
+
+  /**
+   * A checkpoint's map image was mapped unread: its pages would come from the disk as they are first touched. Once
+   * caught up (catching up comes first), the image is read once in the background, so that reads and the next image
+   * of the map find its pages in memory.
+   */
+  private async warmImage(): Promise<void> {
+    try {
+      await this.waitCaughtUp();
+    } catch {
+      return; // closed or failed first
+    }
+    const started = performance.now();
+    const bytes = await readIntoMemory(join(this.options.dir, MAP_IMAGE_FILE), () => this.stopping);
+    if (!this.stopping)
+      this.options.log?.info(
+        { bytes, ms: Math.round(performance.now() - started) },
+        'checkpoint map image read into memory',
+      );
   }
 
   private async learnStreamEnd(): Promise<void> {

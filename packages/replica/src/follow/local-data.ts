@@ -5,7 +5,7 @@
  * at any point leaves either the old data, the new data, or no directory at all (which the next start treats as no
  * local data); the leftovers of such a crash are removed at the next start.
  */
-import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { MAP_IMAGE_FILE, OffHeapMap, type OffHeapMapOpenOptions } from '@heapless/offheap';
 import { nuid } from '@nats-io/nats-core';
@@ -48,6 +48,39 @@ export async function exists(path: string): Promise<boolean> {
 /** Opens (creating) the map in `dir`. */
 export function openMap(dir: string, options: MapOpenOptions): Promise<OffHeapMap<string, unknown>> {
   return OffHeapMap.open<string, unknown>({ ...options, dir });
+}
+
+/** Bytes read at a time by {@link readIntoMemory}. */
+const WARM_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * Reads the file `path` once, from start to end, a chunk at a time on the thread pool, so that its pages are in the
+ * page cache: a map image mapped unread (after a checkpoint download) then serves reads without waiting for the
+ * disk, and the next image written from the map does not read the old one from the disk while it holds the writer.
+ * Stops early once `stop()` says so. Resolves with the bytes read; a read error ends it quietly (the pages are then
+ * read when touched, as before).
+ */
+export async function readIntoMemory(path: string, stop: () => boolean): Promise<number> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return 0;
+  }
+  const buffer = Buffer.allocUnsafe(WARM_CHUNK_BYTES);
+  let at = 0;
+  try {
+    while (!stop()) {
+      const { bytesRead } = await handle.read(buffer, 0, WARM_CHUNK_BYTES, at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+    }
+  } catch {
+    // the pages not read yet come in when first touched
+  } finally {
+    await handle.close();
+  }
+  return at;
 }
 
 /** Removes the data directory (its map must be closed): moved aside first, so a crash leaves no half-removed one. */

@@ -333,7 +333,7 @@ export class ChangeConsumer {
   private async openConsumer(): Promise<Consumer> {
     const name = `heapless_${nuid.next()}`;
     this.consumerName = name;
-    await this.jsm.consumers.add(this.settings.stream, {
+    const info = await this.jsm.consumers.add(this.settings.stream, {
       name,
       ack_policy: AckPolicy.None,
       deliver_policy: DeliverPolicy.StartSequence,
@@ -343,7 +343,8 @@ export class ChangeConsumer {
       num_replicas: 1,
       inactive_threshold: nanos(INACTIVE_THRESHOLD_MS),
     });
-    return this.js.consumers.get(this.settings.stream, name);
+    // The consumer as its creation described it: asking for its info again (consumers.get) costs a round trip.
+    return this.js.consumers.getConsumerFromInfo(info);
   }
 
   /** Deletes the current server-side consumer, if NATS answers; it expires on its own otherwise. */

@@ -114,6 +114,8 @@ export interface WriteOptions {
    * megabytes costs the disk's write speed rather than a first touch of as many megabytes of memory.
    */
   direct?: boolean;
+  /** The call that opens the file (fs/promises `open`; a test stands in a file system that refuses O_DIRECT). */
+  openFile?: typeof open;
 }
 
 /**
@@ -122,7 +124,8 @@ export interface WriteOptions {
  * `lz4-frames` form (FORMAT.md) and is decoded on the way, a damaged frame being CHECKPOINT_CORRUPT. With
  * `options.hash` the SHA-256 of the bytes written must also be `expected.sha256`; without it the bytes are the
  * source's to check. A chunk that does not come within `options.idleMs` is UNAVAILABLE. The file is fsynced before
- * this resolves unless `options.sync` is false. Resolves with whether the file was written around the page cache.
+ * this resolves unless `options.sync` is false. Resolves with whether the file was written around the page cache
+ * (`options.direct`, where the file system takes O_DIRECT).
  */
 export async function writeChecked(
   source: ReadableStream<Uint8Array>,
@@ -137,7 +140,7 @@ export async function writeChecked(
   let size = 0;
   let out: FileOut | undefined;
   try {
-    out = await FileOut.create(absolute, options.direct === true, sync);
+    out = await FileOut.create(absolute, options.direct === true, sync, options.openFile ?? open);
     const file = out;
     // Frames decode into the writer's buffers, each free again once its write is done.
     const decoder = options.frames ? new FrameDecoder(what, () => file.buffer()) : undefined;
@@ -213,19 +216,19 @@ class FileOut {
    * system or file system has none (tmpfs refuses it). `sync`: flush written pages every
    * {@link BACKGROUND_SYNC_BYTES} while writing, so that the final fsync does not wait for all of them.
    */
-  static async create(absolute: string, direct: boolean, sync: boolean): Promise<FileOut> {
+  static async create(absolute: string, direct: boolean, sync: boolean, openFile = open): Promise<FileOut> {
     const O_DIRECT = fsConstants.O_DIRECT;
     if (direct && O_DIRECT !== undefined) {
       const { O_WRONLY, O_CREAT, O_EXCL } = fsConstants;
       try {
-        return new FileOut(await open(absolute, O_WRONLY | O_CREAT | O_EXCL | O_DIRECT, 0o666), true, false);
+        return new FileOut(await openFile(absolute, O_WRONLY | O_CREAT | O_EXCL | O_DIRECT, 0o666), true, false);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
         // Refused once the file was made: it is this download's, and empty.
         await rm(absolute, { force: true });
       }
     }
-    return new FileOut(await open(absolute, 'wx'), false, sync);
+    return new FileOut(await openFile(absolute, 'wx'), false, sync);
   }
 
   /** A free buffer of FRAME_PLAIN_BYTES for the next frame to decode into (a new one if none is free). */

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, openSync, rmSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -324,6 +324,37 @@ describe('writeChecked around the page cache (direct)', () => {
           }
         }
       }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('where the file system refuses O_DIRECT (EINVAL once the file is made), it writes through the page cache', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'direct-'));
+    try {
+      const plain = texts(FRAME_PLAIN_BYTES + 77);
+      const expected: CheckpointFile = { path: 'f', size: plain.length, sha256: '' };
+      const opened: (string | number)[] = [];
+      // As tmpfs before Linux 6.6 does: the file is created, then the open fails.
+      const refusing = (async (path: string, flags: string | number, mode?: number) => {
+        opened.push(flags);
+        if (typeof flags === 'number' && (flags & constants.O_DIRECT) !== 0) {
+          await (await open(path, 'wx', mode)).close();
+          throw Object.assign(new Error('EINVAL: invalid argument, open'), { code: 'EINVAL' });
+        }
+        return open(path, flags, mode);
+      }) as typeof open;
+      const file = join(dir, 'f');
+      const result = await writeChecked(streamOfChunks(cut(plain, [70_000])), file, expected, 'obj', {
+        idleMs: 5000,
+        sync: true,
+        hash: false,
+        direct: true,
+        openFile: refusing,
+      });
+      expect(result).toEqual({ direct: false });
+      expect(opened).toEqual([expect.any(Number), 'wx']);
+      expect(Buffer.compare(await readFile(file), plain)).toBe(0);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -53,7 +53,6 @@ export interface CheckpointSummary {
   readonly uploadedAt: string;
 }
 
-/** What an upload records about the files. */
 /** What {@link CheckpointStore.download} wrote. */
 export interface DownloadedCheckpoint {
   readonly manifest: CheckpointManifest;
@@ -61,6 +60,7 @@ export interface DownloadedCheckpoint {
   readonly verifiedImage: VerifiedImage | undefined;
 }
 
+/** What an upload records about the files. */
 export interface UploadOptions {
   /** The schema id of the values in the files. */
   readonly schema: string;

@@ -111,9 +111,9 @@ describe('CheckpointStore', () => {
     },
   );
 
-  it('a map image downloaded as one checks itself on the way, and the map opens from it without reading it', async () => {
-    const store = await CheckpointStore.open(servers.nc, { bucket: 'map-image' });
-    const dir = join(work, 'map');
+  /** A closed map in `work/name` with 30,000 records (its image written at close), and the model of them. */
+  async function closedMap(name: string): Promise<{ dir: string; model: Map<string, string> }> {
+    const dir = join(work, name);
     const map = await OffHeapMap.open<string, string>({ dir });
     const model = new Map<string, string>();
     for (let i = 0; i < 30_000; i++) {
@@ -122,6 +122,12 @@ describe('CheckpointStore', () => {
       model.set(`key${i}`, value);
     }
     await map.close();
+    return { dir, model };
+  }
+
+  it('a map image downloaded as one checks itself on the way, and the map opens from it without reading it', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'map-image' });
+    const { dir, model } = await closedMap('map');
     const manifest = await store.upload(dir, { schema: 'm', position: 1 });
     const dest = join(work, 'installed');
     const { verifiedImage } = await store.download(manifest, dest, { mapImage: MAP_IMAGE_FILE });
@@ -131,6 +137,29 @@ describe('CheckpointStore', () => {
     try {
       const check = nativeStatus.imageLoader === 'mapped' ? 'stream' : 'open';
       expect(opened.openStats).toMatchObject({ source: 'image', imageCheck: check });
+      expect(new Map(opened.entries())).toEqual(model);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('a published image that fails its own checksums gives no proof, and the map opens by a scan with every record', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'bad-image' });
+    const { dir, model } = await closedMap('bad');
+    // Damaged before the upload: the stored object is what was published, so only the image's own checks see it.
+    const image = join(dir, MAP_IMAGE_FILE);
+    const bytes = readFileSync(image);
+    bytes[bytes.length - 100]! ^= 0x10;
+    writeFileSync(image, bytes);
+    const manifest = await store.upload(dir, { schema: 'm', position: 1 });
+    const dest = join(work, 'installed');
+    const downloaded = await store.download(manifest, dest, { mapImage: MAP_IMAGE_FILE });
+    expect(downloaded.verifiedImage).toBeUndefined();
+    expect(contents(dest)).toEqual(contents(dir));
+    const opened = await OffHeapMap.open<string, string>({ dir: dest });
+    try {
+      expect(opened.openStats.source).toBe('scan');
+      expect(opened.openStats.imageRejected).toMatch(/checksum mismatch/);
       expect(new Map(opened.entries())).toEqual(model);
     } finally {
       await opened.close();

@@ -1,11 +1,13 @@
 // A follower process killed -9 in the middle of applying, many times, while a writer goes on: after each restart it
 // resumes at exactly its stored position, and at the end its map equals the model and the per-key counters it
 // writes in the same batches as the changes equal the changes published per key: nothing applied twice or missed.
-import { mkdtempSync, rmSync } from 'node:fs';
+// The same while it loads a checkpoint (its image written around the page cache and opened unread): killed in the
+// download, right after the open, or after a few batches.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OffHeapMap } from '@heapless/offheap';
-import { ensureChangeStream, Follower, readFollowerState } from '@heapless/replica';
+import { CheckpointStore, ensureChangeStream, Follower, readFollowerState } from '@heapless/replica';
 import { unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUntilKilled } from './kill-child.js';
@@ -62,6 +64,71 @@ describe('a follower killed -9 during apply', () => {
       onBatch: (messages, b) => countApplications(messages, b, f!.map),
     });
     expect(f.start.kind).toBe('resume');
+    await f.waitCaughtUp();
+    expect(mapHex(f.map)).toEqual(modelHex(writer.model));
+    const counters: Record<string, number> = {};
+    for (const key of f.map.keys())
+      if (key.startsWith(COUNTER_PREFIX))
+        counters[key.slice(COUNTER_PREFIX.length)] = unpack(f.map.getBytes(key)!) as number;
+    expect(counters).toEqual(Object.fromEntries(writer.touches));
+    await f.close();
+  });
+});
+
+describe('a follower killed -9 while it loads a checkpoint', () => {
+  it('restarts, each time, to data whose counters match its position, and converges on the model', async () => {
+    const stream = 'crash-checkpoint';
+    const bucket = 'crash-checkpoints';
+    await ensureChangeStream(servers.nc, { name: stream });
+    const checkpoints = await CheckpointStore.open(servers.nc, { bucket });
+    const writer = new ModelWriter(servers.nc, stream, 'v1', 300, 31);
+    // The follower that publishes the checkpoints, counting its applications as the child does.
+    let source: Follower | undefined;
+    source = await Follower.open({
+      nc: servers.nc,
+      dir: join(work, 'source'),
+      stream,
+      schema: 'v1',
+      checkpoints,
+      onBatch: (messages, b) => countApplications(messages, b, source!.map),
+    });
+    const dir = join(work, 'loading');
+    // Killed while downloading (just after the plan), just after the open, and after a few batches.
+    const killAt = ['log follower start: checkpoint', 'start', 'batch', 'batch', 'batch'];
+    const loads: string[] = [];
+    for (let cycle = 0; cycle < 6; cycle++) {
+      // More than MAX_REPLAY behind, with a newer checkpoint: every start takes the checkpoint path.
+      await writer.write(200);
+      await source.waitCaughtUp();
+      await source.publishCheckpoint();
+      await writer.write(40);
+      const target = killAt[cycle % killAt.length]!;
+      let batches = 0;
+      await runUntilKilled(CHILD, [servers.nats.nodes[0]!.url, dir, stream, bucket, '50'], (line) => {
+        if (line.startsWith('start ')) loads.push(line.split(' ')[2]!);
+        if (target === 'batch') return line.startsWith('batch ') && ++batches >= 1 + (cycle % 3);
+        return line === target || line.startsWith(`${target} `);
+      });
+      if (!existsSync(dir)) continue; // killed between the old data's removal and the new one's rename
+      const map = await OffHeapMap.open<string, unknown>({ dir });
+      const position = readFollowerState(map).position ?? 0;
+      let counted = 0;
+      for (const key of map.keys()) if (key.startsWith(COUNTER_PREFIX)) counted += unpack(map.getBytes(key)!) as number;
+      await map.close();
+      expect(counted).toBe(await changesUpTo(position, stream));
+    }
+    // Every run that got as far as consuming had loaded a checkpoint (the others were killed in the download).
+    expect(loads.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(loads)).toEqual(new Set(['checkpoint']));
+    await source.close();
+    let f: Follower | undefined;
+    f = await Follower.open({
+      nc: servers.nc,
+      dir,
+      stream,
+      schema: 'v1',
+      onBatch: (messages, b) => countApplications(messages, b, f!.map),
+    });
     await f.waitCaughtUp();
     expect(mapHex(f.map)).toEqual(modelHex(writer.model));
     const counters: Record<string, number> = {};

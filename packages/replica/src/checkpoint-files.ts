@@ -213,12 +213,13 @@ class FileOut {
 
   /**
    * Creates `absolute` (it must not exist). `direct` asks for O_DIRECT, and falls back to plain writes where the
-   * system or file system has none (tmpfs refuses it). `sync`: flush written pages every
+   * system or file system has none (tmpfs before Linux 6.6 refuses it) or the runtime has no WebAssembly for the
+   * aligned buffers. `sync`: flush written pages every
    * {@link BACKGROUND_SYNC_BYTES} while writing, so that the final fsync does not wait for all of them.
    */
   static async create(absolute: string, direct: boolean, sync: boolean, openFile = open): Promise<FileOut> {
     const O_DIRECT = fsConstants.O_DIRECT;
-    if (direct && O_DIRECT !== undefined) {
+    if (direct && O_DIRECT !== undefined && WasmMemory !== undefined) {
       const { O_WRONLY, O_CREAT, O_EXCL } = fsConstants;
       try {
         return new FileOut(await openFile(absolute, O_WRONLY | O_CREAT | O_EXCL | O_DIRECT, 0o666), true, false);
@@ -338,7 +339,7 @@ class FileOut {
     let memory: ArrayBufferLike;
     if (this.direct) {
       const pages = Math.ceil((count * FRAME_PLAIN_BYTES) / WASM_PAGE_BYTES);
-      memory = new WasmMemory({ initial: pages, maximum: pages }).buffer;
+      memory = new WasmMemory!({ initial: pages, maximum: pages }).buffer;
     } else {
       memory = new ArrayBuffer(count * FRAME_PLAIN_BYTES);
     }
@@ -351,12 +352,15 @@ class FileOut {
 const DIRECT_ALIGN = 4096;
 /** WebAssembly's page: its memories come in multiples of it. */
 const WASM_PAGE_BYTES = 64 * 1024;
-/** The part of WebAssembly.Memory used here (this project's lib settings carry no WebAssembly types). */
+/**
+ * The part of WebAssembly.Memory used here (this project's lib settings carry no WebAssembly types); undefined where
+ * the runtime has no WebAssembly (`node --jitless`), and then files are written through the page cache.
+ */
 const WasmMemory = (
   globalThis as unknown as {
-    WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => { buffer: ArrayBuffer } };
+    WebAssembly?: { Memory: new (size: { initial: number; maximum: number }) => { buffer: ArrayBuffer } };
   }
-).WebAssembly.Memory;
+).WebAssembly?.Memory;
 
 /** One read of `reader`, or UNAVAILABLE when nothing comes within `ms`. */
 async function readWithin(

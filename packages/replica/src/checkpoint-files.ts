@@ -201,40 +201,51 @@ class FileOut {
   private flushing: Promise<void> | undefined;
   private unflushed = 0;
 
+  /** `aligned`: the memory of the direct writes' buffers (undefined: plain writes). */
   private constructor(
     private readonly handle: FileHandle,
-    /** Whether writes go around the page cache (O_DIRECT). */
-    readonly direct: boolean,
+    aligned: ArrayBuffer | undefined,
     private readonly backgroundSync: boolean,
   ) {
-    // Enough for every write in flight, the buffer being staged, and the one a frame decodes into.
-    if (direct) this.addBuffers(WRITES_IN_FLIGHT + 2);
+    this.direct = aligned !== undefined;
+    if (aligned !== undefined) this.addSlices(aligned);
   }
+
+  /** Whether writes go around the page cache (O_DIRECT). */
+  readonly direct: boolean;
 
   /**
    * Creates `absolute` (it must not exist). `direct` asks for O_DIRECT, and falls back to plain writes where the
-   * system or file system has none (tmpfs before Linux 6.6 refuses it) or the runtime has no WebAssembly for the
-   * aligned buffers. `sync`: flush written pages every
-   * {@link BACKGROUND_SYNC_BYTES} while writing, so that the final fsync does not wait for all of them.
+   * system or file system has none (tmpfs before Linux 6.6 refuses it) or the runtime cannot give the aligned
+   * buffers. `sync`: flush written pages every {@link BACKGROUND_SYNC_BYTES} while writing, so that the final fsync
+   * does not wait for all of them.
    */
   static async create(absolute: string, direct: boolean, sync: boolean, openFile = open): Promise<FileOut> {
     const O_DIRECT = fsConstants.O_DIRECT;
-    if (direct && O_DIRECT !== undefined && WasmMemory !== undefined) {
+    // Enough for every write in flight, the buffer being staged, and the one a frame decodes into; made before the
+    // file, so that memory the runtime cannot give (no WebAssembly, an address-space limit) means plain writes.
+    const aligned = direct && O_DIRECT !== undefined ? alignedMemory(WRITES_IN_FLIGHT + 2) : undefined;
+    if (aligned !== undefined) {
       const { O_WRONLY, O_CREAT, O_EXCL } = fsConstants;
       try {
-        return new FileOut(await openFile(absolute, O_WRONLY | O_CREAT | O_EXCL | O_DIRECT, 0o666), true, false);
+        return new FileOut(await openFile(absolute, O_WRONLY | O_CREAT | O_EXCL | O_DIRECT!, 0o666), aligned, false);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
         // Refused once the file was made: it is this download's, and empty.
         await rm(absolute, { force: true });
       }
     }
-    return new FileOut(await openFile(absolute, 'wx'), false, sync);
+    return new FileOut(await openFile(absolute, 'wx'), undefined, sync);
   }
 
   /** A free buffer of FRAME_PLAIN_BYTES for the next frame to decode into (a new one if none is free). */
   buffer(): Uint8Array {
-    if (this.free.length === 0) this.addBuffers(1);
+    if (this.free.length === 0) {
+      // Not with direct writes, whose buffers cover every write in flight (see `create`), unless a caller holds on.
+      const more = this.direct ? alignedMemory(1) : new ArrayBuffer(FRAME_PLAIN_BYTES);
+      if (more === undefined) throw new Error('no memory for another aligned buffer of a direct write');
+      this.addSlices(more);
+    }
     return this.free.pop()!;
   }
 
@@ -301,7 +312,13 @@ class FileOut {
 
   /** Writes `bytes` at `at` in the background; `lent` (the buffer they are in) is free again once written. */
   private async submit(bytes: Uint8Array, at: number, lent: Uint8Array | undefined): Promise<void> {
-    let write: Promise<unknown> = this.handle.write(bytes, 0, bytes.length, at);
+    // One pwrite: a short one (a disk filling up) must fail the file, not leave a gap the final truncate hides.
+    let write: Promise<unknown> = this.handle.write(bytes, 0, bytes.length, at).then(({ bytesWritten }) => {
+      if (bytesWritten !== bytes.length)
+        throw Object.assign(new Error(`short write: ${bytesWritten} of ${bytes.length} bytes at ${at}`), {
+          code: 'EIO',
+        });
+    });
     if (lent !== undefined) write = write.finally(() => this.free.push(lent));
     write.catch(() => {}); // awaited later; meanwhile a failure must not count as unhandled
     this.writes.push(write);
@@ -334,17 +351,25 @@ class FileOut {
     return new Uint8Array(bytes.buffer, start, FRAME_PLAIN_BYTES);
   }
 
-  /** Adds `count` free buffers, aligned for direct writes. */
-  private addBuffers(count: number): void {
-    let memory: ArrayBufferLike;
-    if (this.direct) {
-      const pages = Math.ceil((count * FRAME_PLAIN_BYTES) / WASM_PAGE_BYTES);
-      memory = new WasmMemory!({ initial: pages, maximum: pages }).buffer;
-    } else {
-      memory = new ArrayBuffer(count * FRAME_PLAIN_BYTES);
-    }
+  /** Adds the FRAME_PLAIN_BYTES slices of `memory` as free buffers. */
+  private addSlices(memory: ArrayBuffer): void {
     this.owned.add(memory);
-    for (let i = 0; i < count; i++) this.free.push(new Uint8Array(memory, i * FRAME_PLAIN_BYTES, FRAME_PLAIN_BYTES));
+    for (let at = 0; at + FRAME_PLAIN_BYTES <= memory.byteLength; at += FRAME_PLAIN_BYTES)
+      this.free.push(new Uint8Array(memory, at, FRAME_PLAIN_BYTES));
+  }
+}
+
+/**
+ * `count` buffers' worth of page-aligned memory (a WebAssembly.Memory's, the one aligned allocation JavaScript has),
+ * or undefined where the runtime has no WebAssembly or cannot reserve the memory.
+ */
+function alignedMemory(count: number): ArrayBuffer | undefined {
+  if (WasmMemory === undefined) return undefined;
+  const pages = Math.ceil((count * FRAME_PLAIN_BYTES) / WASM_PAGE_BYTES);
+  try {
+    return new WasmMemory({ initial: pages, maximum: pages }).buffer;
+  } catch {
+    return undefined; // RangeError: the address space for it is not there (ulimit -v)
   }
 }
 

@@ -239,7 +239,8 @@ export class Follower {
    */
   private async warmImage(): Promise<void> {
     try {
-      await this.waitCaughtUp();
+      // Caught up with the stream as the open saw it: no request of its own, which a close would wait for.
+      await this.waitFor(this.newestSeen ?? 0);
     } catch {
       return; // closed or failed first
     }

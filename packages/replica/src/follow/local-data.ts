@@ -78,7 +78,7 @@ export async function readIntoMemory(path: string, stop: () => boolean): Promise
   } catch {
     // the pages not read yet come in when first touched
   } finally {
-    await handle.close();
+    await handle.close().catch(() => {});
   }
   return at;
 }

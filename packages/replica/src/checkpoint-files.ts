@@ -317,6 +317,7 @@ class FileOut {
       if (bytesWritten !== bytes.length)
         throw Object.assign(new Error(`short write: ${bytesWritten} of ${bytes.length} bytes at ${at}`), {
           code: 'EIO',
+          syscall: 'write',
         });
     });
     if (lent !== undefined) write = write.finally(() => this.free.push(lent));

@@ -231,7 +231,7 @@ export class CheckpointStore {
    * directory is renamed to `dest` only when every file is right; on any failure it is removed and `dest` is left
    * absent. Throws INVALID_ARGUMENT (`dest` exists, or its folder does not), CHECKPOINT_NOT_FOUND,
    * CHECKPOINT_CORRUPT (a malformed manifest, a missing object, a size or checksum that differs, a damaged frame),
-   * UNAVAILABLE.
+   * UNAVAILABLE, LOCAL_IO (a file or folder that could not be written here).
    *
    * `options.mapImage` names the checkpoint's map image (a follower's is `MAPIMAGE`). Its stored bytes are checked
    * like any file's; decoded, it is checked against its own checksums as it is written (an `ImageStreamCheck`)
@@ -251,9 +251,9 @@ export class CheckpointStore {
       throw new ReplicaError('INVALID_ARGUMENT', `${dirname(dest)}, the folder of ${dest}, does not exist`);
     const manifest = await this.manifest(checkpoint);
     const partial = join(dirname(dest), `.${manifest.id}.partial-${nuid.next()}`);
-    await mkdir(partial);
     let verifiedImage: VerifiedImage | undefined;
     try {
+      await mkdir(partial);
       // The largest first: the map image, most of the bytes, downloads while the tables go beside it.
       const bySize = [...manifest.files].sort((a, b) => b.size - a.size);
       await inParallel(bySize, FILES_IN_FLIGHT, async (file) => {
@@ -269,7 +269,7 @@ export class CheckpointStore {
       return { manifest, verifiedImage };
     } catch (err) {
       await rm(partial, { recursive: true, force: true });
-      throw err;
+      throw replicaErrorOf(err, `download of checkpoint ${manifest.id} into ${dest}`);
     }
   }
 

@@ -45,6 +45,8 @@ export const REPLICA_ERRORS = {
   CLOSED: { message: 'closed' },
   /** Any other refusal of the NATS server (permissions, limits, an API error); the cause says what. */
   NATS_ERROR: { message: 'NATS refused the operation' },
+  /** A local file of a checkpoint that could not be read or written (a full or read-only disk, an I/O error). */
+  LOCAL_IO: { message: 'a local file could not be read or written' },
 } as const satisfies Record<string, { message: string }>;
 
 /** A stable replica error code, e.g. `'UNAVAILABLE'`. */

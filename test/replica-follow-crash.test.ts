@@ -46,32 +46,9 @@ describe('a follower killed -9 during apply', () => {
       await writing;
       // It started where the previous run's last durable batch left it, never before.
       expect(started).toBeGreaterThanOrEqual(stored);
-      const map = await OffHeapMap.open<string, unknown>({ dir });
-      const state = readFollowerState(map);
-      stored = state.position!;
-      // Records and counters agree with the stored position: every change up to it counted once.
-      let counted = 0;
-      for (const key of map.keys()) if (key.startsWith(COUNTER_PREFIX)) counted += unpack(map.getBytes(key)!) as number;
-      await map.close();
-      expect(counted).toBe(await changesUpTo(stored, stream));
+      stored = await expectCountersMatchPosition(dir, stream);
     }
-    let f: Follower | undefined;
-    f = await Follower.open({
-      nc: servers.nc,
-      dir,
-      stream,
-      schema: 'v1',
-      onBatch: (messages, b) => countApplications(messages, b, f!.map),
-    });
-    expect(f.start.kind).toBe('resume');
-    await f.waitCaughtUp();
-    expect(mapHex(f.map)).toEqual(modelHex(writer.model));
-    const counters: Record<string, number> = {};
-    for (const key of f.map.keys())
-      if (key.startsWith(COUNTER_PREFIX))
-        counters[key.slice(COUNTER_PREFIX.length)] = unpack(f.map.getBytes(key)!) as number;
-    expect(counters).toEqual(Object.fromEntries(writer.touches));
-    await f.close();
+    expect(await expectConverged(dir, stream, writer)).toBe('resume');
   });
 });
 
@@ -110,25 +87,44 @@ describe('a follower killed -9 while it loads a checkpoint', () => {
         return line === target || line.startsWith(`${target} `);
       });
       if (!existsSync(dir)) continue; // killed between the old data's removal and the new one's rename
-      const map = await OffHeapMap.open<string, unknown>({ dir });
-      const position = readFollowerState(map).position ?? 0;
-      let counted = 0;
-      for (const key of map.keys()) if (key.startsWith(COUNTER_PREFIX)) counted += unpack(map.getBytes(key)!) as number;
-      await map.close();
-      expect(counted).toBe(await changesUpTo(position, stream));
+      await expectCountersMatchPosition(dir, stream);
     }
     // Every run that got as far as consuming had loaded a checkpoint (the others were killed in the download).
     expect(loads.length).toBeGreaterThanOrEqual(3);
     expect(new Set(loads)).toEqual(new Set(['checkpoint']));
     await source.close();
-    let f: Follower | undefined;
-    f = await Follower.open({
-      nc: servers.nc,
-      dir,
-      stream,
-      schema: 'v1',
-      onBatch: (messages, b) => countApplications(messages, b, f!.map),
-    });
+    await expectConverged(dir, stream, writer);
+  });
+});
+
+/**
+ * Opens the map a killed follower left in `dir` and checks that its records and counters agree with its stored
+ * position: every change up to it counted once. Returns the position.
+ */
+async function expectCountersMatchPosition(dir: string, stream: string): Promise<number> {
+  const map = await OffHeapMap.open<string, unknown>({ dir });
+  const position = readFollowerState(map).position ?? 0;
+  let counted = 0;
+  for (const key of map.keys()) if (key.startsWith(COUNTER_PREFIX)) counted += unpack(map.getBytes(key)!) as number;
+  await map.close();
+  expect(counted).toBe(await changesUpTo(position, stream));
+  return position;
+}
+
+/**
+ * A follower opened on `dir` catches up and equals the model, each key's counter equal to the changes published for
+ * it (nothing applied twice or missed). Returns how it started.
+ */
+async function expectConverged(dir: string, stream: string, writer: ModelWriter): Promise<string> {
+  let f: Follower | undefined;
+  f = await Follower.open({
+    nc: servers.nc,
+    dir,
+    stream,
+    schema: 'v1',
+    onBatch: (messages, b) => countApplications(messages, b, f!.map),
+  });
+  try {
     await f.waitCaughtUp();
     expect(mapHex(f.map)).toEqual(modelHex(writer.model));
     const counters: Record<string, number> = {};
@@ -136,9 +132,11 @@ describe('a follower killed -9 while it loads a checkpoint', () => {
       if (key.startsWith(COUNTER_PREFIX))
         counters[key.slice(COUNTER_PREFIX.length)] = unpack(f.map.getBytes(key)!) as number;
     expect(counters).toEqual(Object.fromEntries(writer.touches));
+    return f.start.kind;
+  } finally {
     await f.close();
-  });
-});
+  }
+}
 
 /** Changes in the stream's messages 1..`seq`, read back from the stream. */
 async function changesUpTo(seq: number, stream: string): Promise<number> {

@@ -252,18 +252,9 @@ class FileOut {
   /** Appends `bytes`; resolves once it may be given more (the write itself may still be in flight). */
   async append(bytes: Uint8Array): Promise<void> {
     const lent = this.lentBuffer(bytes);
-    if (!this.direct) {
-      await this.submit(bytes, this.size, lent);
-      this.size += bytes.length;
-      return;
-    }
-    if (
-      this.staged === 0 &&
-      lent !== undefined &&
-      bytes.byteOffset === lent.byteOffset &&
-      bytes.length === lent.length
-    ) {
-      // A whole lent buffer at a whole-buffer offset (nothing staged): aligned as it is.
+    // A direct write takes a whole lent buffer at a whole-buffer offset (nothing staged) as it is: it is aligned.
+    const whole = lent !== undefined && bytes.byteOffset === lent.byteOffset && bytes.length === lent.length;
+    if (!this.direct || (this.staged === 0 && whole)) {
       await this.submit(bytes, this.size, lent);
       this.size += bytes.length;
       return;

@@ -450,9 +450,13 @@ class NativeImage extends LoadingImage {
   }
 
   finish(): ImageContent | string {
+    if (this.job < 0) {
+      closeSync(this.fd);
+      return contentOf(this.header, this.buffers);
+    }
     let sums: number[];
     try {
-      sums = this.job < 0 ? this.header.sections.map((s) => s.checksum) : this.helpers.checksumWait(this.job);
+      sums = this.helpers.checksumWait(this.job);
     } catch (err) {
       return `image unreadable: ${String(err)}`;
     } finally {

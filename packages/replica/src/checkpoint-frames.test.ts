@@ -18,6 +18,16 @@ import {
 import type { CheckpointFile } from './checkpoint-manifest.js';
 import { ReplicaError } from './errors.js';
 
+/** Runs `f` with a new directory under `base`, removed afterwards whatever happens. */
+async function inTempDir(base: string, prefix: string, f: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(base, prefix));
+  try {
+    await f(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** A file's chunks encoded, then cut at `cuts` (offsets into the stored bytes), then decoded. */
 function roundTrip(chunks: Uint8Array[], cuts: number[]): Uint8Array {
   const stored = Buffer.concat(chunks.map(encodeFrame));
@@ -196,8 +206,7 @@ describe('writeChecked of lz4-frames', () => {
     });
 
   it('writes the plain bytes, decoded frame by frame into reused buffers, however the chunks are cut', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'frames-'));
-    try {
+    await inTempDir(tmpdir(), 'frames-', async (dir) => {
       // One chunk holding every frame (more frames than buffers), then random cuts.
       const cutSets = [[], ...Array.from({ length: 4 }, (_, r) => [1 + r, 9, 5000 * (r + 1), stored.length >> 1])];
       for (const [n, cuts] of cutSets.entries()) {
@@ -210,14 +219,11 @@ describe('writeChecked of lz4-frames', () => {
         });
         expect(Buffer.compare(await readFile(file), plain)).toBe(0);
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('a damaged frame or a wrong size is CHECKPOINT_CORRUPT', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'frames-'));
-    try {
+    await inTempDir(tmpdir(), 'frames-', async (dir) => {
       const damaged = Buffer.from(stored);
       damaged[FRAME_HEADER_BYTES + 4 + 10] ^= 0xff; // inside the first LZ4 block
       const cases: [Uint8Array, CheckpointFile][] = [
@@ -234,9 +240,7 @@ describe('writeChecked of lz4-frames', () => {
         });
         await expect(written).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT' });
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
@@ -288,8 +292,7 @@ describe('writeChecked around the page cache (direct)', () => {
     // tmpfs: O_DIRECT since Linux 6.6, refused before (the writer then writes through the page cache).
     ['tmpfs', '/dev/shm'],
   ])('writes every byte in order, whatever the sizes and the source, in %s', async (_, base) => {
-    const dir = await mkdtemp(join(base, 'direct-'));
-    try {
+    await inTempDir(base, 'direct-', async (dir) => {
       const direct = takesDirect(dir);
       let n = 0;
       for (const size of sizes) {
@@ -324,14 +327,11 @@ describe('writeChecked around the page cache (direct)', () => {
           }
         }
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('where the file system refuses O_DIRECT (EINVAL once the file is made), it writes through the page cache', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'direct-'));
-    try {
+    await inTempDir(tmpdir(), 'direct-', async (dir) => {
       const plain = texts(FRAME_PLAIN_BYTES + 77);
       const expected: CheckpointFile = { path: 'f', size: plain.length, sha256: '' };
       const opened: (string | number)[] = [];
@@ -355,14 +355,11 @@ describe('writeChecked around the page cache (direct)', () => {
       expect(result).toEqual({ direct: false });
       expect(opened).toEqual([expect.any(Number), 'wx']);
       expect(Buffer.compare(await readFile(file), plain)).toBe(0);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('a wrong size is CHECKPOINT_CORRUPT with direct writes too', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'direct-'));
-    try {
+    await inTempDir(tmpdir(), 'direct-', async (dir) => {
       const plain = texts(2 * FRAME_PLAIN_BYTES + 5);
       const expected: CheckpointFile = { path: 'f', size: plain.length - 1, sha256: '' };
       const written = writeChecked(streamOfChunks([plain]), join(dir, 'f'), expected, 'obj', {
@@ -372,8 +369,6 @@ describe('writeChecked around the page cache (direct)', () => {
         direct: true,
       });
       await expect(written).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT' });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

@@ -21,7 +21,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startNatsServer } from './nats-server.js';
-import { natsForTests, rejectionCode } from './replica-support.js';
+import { closedMap, dirContents, natsForTests, rejectionCode } from './replica-support.js';
 
 const servers = natsForTests(startNatsServer);
 let work: string;
@@ -41,17 +41,6 @@ function sourceDir(name: string): string {
   writeFileSync(join(dir, 'tables', '000001.sst'), randomBytes(3 * 1024 * 1024 + 17));
   writeFileSync(join(dir, 'tables', 'level-1', '000002.sst'), randomBytes(1000));
   return dir;
-}
-
-/** Every file under `dir` with its bytes in hex, by relative path. */
-function contents(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const full = join(entry.parentPath, entry.name);
-    out[full.slice(dir.length + 1)] = readFileSync(full).toString('hex');
-  }
-  return out;
 }
 
 /** The object store under the checkpoint store, to damage it. */
@@ -98,7 +87,7 @@ describe('CheckpointStore', () => {
       expect(await store.manifest(newest!)).toEqual(manifest);
       const dest = join(work, 'installed');
       expect((await store.download(newest!, dest)).manifest).toEqual(manifest);
-      expect(contents(dest)).toEqual(contents(dir));
+      expect(dirContents(dest)).toEqual(dirContents(dir));
       nothingInstalledBeside(dest);
       // Named as a map image, a file is written around the page cache and checked as an image: these are not
       // images (no proof), and come back byte for byte all the same.
@@ -106,33 +95,25 @@ describe('CheckpointStore', () => {
         const asImage = join(work, `as-image-${mapImage.length}`);
         const downloaded = await store.download(newest!, asImage, { mapImage });
         expect(downloaded).toEqual({ manifest, verifiedImage: undefined });
-        expect(contents(asImage)).toEqual(contents(dir));
+        expect(dirContents(asImage)).toEqual(dirContents(dir));
       }
     },
   );
 
-  /** A closed map in `work/name` with 30,000 records (its image written at close), and the model of them. */
-  async function closedMap(name: string): Promise<{ dir: string; model: Map<string, string> }> {
+  /** A closed map in `work/name` with 30,000 records, and the model of them. */
+  async function closedMapIn(name: string): Promise<{ dir: string; model: Map<string, string> }> {
     const dir = join(work, name);
-    const map = await OffHeapMap.open<string, string>({ dir });
-    const model = new Map<string, string>();
-    for (let i = 0; i < 30_000; i++) {
-      const value = `value ${i} `.repeat(1 + (i % 20));
-      map.set(`key${i}`, value);
-      model.set(`key${i}`, value);
-    }
-    await map.close();
-    return { dir, model };
+    return { dir, model: await closedMap(dir, 30_000) };
   }
 
   it('a map image downloaded as one checks itself on the way, and the map opens from it without reading it', async () => {
     const store = await CheckpointStore.open(servers.nc, { bucket: 'map-image' });
-    const { dir, model } = await closedMap('map');
+    const { dir, model } = await closedMapIn('map');
     const manifest = await store.upload(dir, { schema: 'm', position: 1 });
     const dest = join(work, 'installed');
     const { verifiedImage } = await store.download(manifest, dest, { mapImage: MAP_IMAGE_FILE });
     expect(verifiedImage).toBeInstanceOf(VerifiedImage);
-    expect(contents(dest)).toEqual(contents(dir));
+    expect(dirContents(dest)).toEqual(dirContents(dir));
     const opened = await OffHeapMap.open<string, string>({ dir: dest, verifiedImage: verifiedImage! });
     try {
       const check = nativeStatus.imageLoader === 'mapped' ? 'stream' : 'open';
@@ -145,7 +126,7 @@ describe('CheckpointStore', () => {
 
   it('a published image that fails its own checksums gives no proof, and the map opens by a scan with every record', async () => {
     const store = await CheckpointStore.open(servers.nc, { bucket: 'bad-image' });
-    const { dir, model } = await closedMap('bad');
+    const { dir, model } = await closedMapIn('bad');
     // Damaged before the upload: the stored object is what was published, so only the image's own checks see it.
     const image = join(dir, MAP_IMAGE_FILE);
     const bytes = readFileSync(image);
@@ -155,7 +136,7 @@ describe('CheckpointStore', () => {
     const dest = join(work, 'installed');
     const downloaded = await store.download(manifest, dest, { mapImage: MAP_IMAGE_FILE });
     expect(downloaded.verifiedImage).toBeUndefined();
-    expect(contents(dest)).toEqual(contents(dir));
+    expect(dirContents(dest)).toEqual(dirContents(dir));
     const opened = await OffHeapMap.open<string, string>({ dir: dest });
     try {
       expect(opened.openStats.source).toBe('scan');
@@ -209,7 +190,7 @@ describe('CheckpointStore', () => {
     );
     const dest = join(work, 'installed');
     expect((await store.download(manifest, dest)).manifest).toEqual(v1);
-    expect(contents(dest)).toEqual(contents(dir));
+    expect(dirContents(dest)).toEqual(dirContents(dir));
   });
 
   it('damaged frames of a compressed file are CHECKPOINT_CORRUPT, and nothing is installed', async () => {

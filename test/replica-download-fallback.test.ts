@@ -3,14 +3,14 @@
 // image through the page cache instead, and the data comes back whole: the package loads, the image still checks
 // itself on the way in, and the map opens from it with every record.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAP_IMAGE_FILE, OffHeapMap } from '@heapless/offheap';
 import { CheckpointStore } from '@heapless/replica';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer } from './nats-server.js';
-import { natsForTests } from './replica-support.js';
+import { closedMap, dirContents, natsForTests } from './replica-support.js';
 
 const servers = natsForTests(startNatsServer);
 let work: string;
@@ -42,16 +42,6 @@ function run(command: string[]): Promise<string> {
   });
 }
 
-function contents(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true }))
-    if (entry.isFile())
-      out[join(entry.parentPath, entry.name).slice(dir.length + 1)] = readFileSync(
-        join(entry.parentPath, entry.name),
-      ).toString('base64');
-  return out;
-}
-
 describe('a checkpoint download without aligned memory for direct writes', () => {
   it.each([
     ['node --jitless (no WebAssembly)', (node: string[]) => [process.execPath, '--jitless', ...node]],
@@ -63,19 +53,13 @@ describe('a checkpoint download without aligned memory for direct writes', () =>
     const bucket = `fallback-${work.length}-${Math.random().toString(36).slice(2, 8)}`;
     const store = await CheckpointStore.open(servers.nc, { bucket });
     const source = join(work, `${bucket}-source`);
-    const map = await OffHeapMap.open<string, string>({ dir: source });
-    const model = new Map<string, string>();
-    for (let i = 0; i < 20_000; i++) {
-      map.set(`key${i}`, `value ${i} `.repeat(1 + (i % 9)));
-      model.set(`key${i}`, `value ${i} `.repeat(1 + (i % 9)));
-    }
-    await map.close();
+    const model = await closedMap(source, 20_000);
     const manifest = await store.upload(source, { schema: 'm', position: 1 });
     const dest = join(work, `${bucket}-dest`);
     const args = [servers.nats.nodes[0]!.url, bucket, 'm', manifest.id, dest, MAP_IMAGE_FILE];
     const out = await run(command(['--input-type=module', '-e', CHILD, ...args]));
     expect(JSON.parse(out.trim().split('\n').at(-1)!)).toMatchObject({ verified: true });
-    expect(contents(dest)).toEqual(contents(source));
+    expect(dirContents(dest)).toEqual(dirContents(source));
     const opened = await OffHeapMap.open<string, string>({ dir: dest });
     try {
       expect(new Map(opened.entries())).toEqual(model);

@@ -1,6 +1,10 @@
 // Helpers shared by the replica tests: servers and a connection per test file, the code a call fails with,
-// retrying through an outage, a gate that holds a handler, and a handler that records what it was given.
+// retrying through an outage, a gate that holds a handler, a handler that records what it was given, and
+// directories to upload and compare.
 
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { OffHeapMap } from '@heapless/offheap';
 import { type ChangeBatch, connectToNats, ReplicaError, type ReplicaErrorCode } from '@heapless/replica';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, expect } from 'vitest';
@@ -84,4 +88,28 @@ export function recorder() {
 /** `[from, from + 1, ..., to]`. */
 export function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+/** Every file under `dir` with its bytes in hex, by relative path. */
+export function dirContents(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = join(entry.parentPath, entry.name);
+    out[full.slice(dir.length + 1)] = readFileSync(full).toString('hex');
+  }
+  return out;
+}
+
+/** A closed map in `dir` with `records` records (its image written at close), and the model of them. */
+export async function closedMap(dir: string, records: number): Promise<Map<string, string>> {
+  const map = await OffHeapMap.open<string, string>({ dir });
+  const model = new Map<string, string>();
+  for (let i = 0; i < records; i++) {
+    const value = `value ${i} `.repeat(1 + (i % 20));
+    map.set(`key${i}`, value);
+    model.set(`key${i}`, value);
+  }
+  await map.close();
+  return model;
 }

@@ -14,18 +14,54 @@
 const INITIAL_BYTES = 4096;
 const INITIAL_CHANGES = 64;
 /** The most a change adds to its key and value: array, sequence, str and bin headers. */
-const CHANGE_OVERHEAD = 1 + 9 + 5 + 5;
+export const CHANGE_OVERHEAD = 1 + 9 + 5 + 5;
+/** Bytes of the four per-change arrays (ends, keyAt, keyLength: int32; sequences: float64). */
+const INDEX_BYTES = 4 + 4 + 4 + 8;
 
 export class ChangeList {
-  bytes: Buffer = Buffer.allocUnsafeSlow(INITIAL_BYTES);
+  bytes: Buffer;
   /** Bytes used. */
   length = 0;
   count = 0;
   /** Per change: where its encoding ends, its key's offset and length in `bytes`, and its sequence. */
-  ends = new Int32Array(INITIAL_CHANGES);
-  keyAt = new Int32Array(INITIAL_CHANGES);
-  keyLength = new Int32Array(INITIAL_CHANGES);
-  sequences = new Float64Array(INITIAL_CHANGES);
+  ends: Int32Array;
+  keyAt: Int32Array;
+  keyLength: Int32Array;
+  sequences: Float64Array;
+  /** What `reset` keeps: a buffer of at most this many bytes stays for reuse, a larger one is let go. */
+  readonly #keepBytes: number;
+  readonly #firstBytes: number;
+  readonly #firstChanges: number;
+
+  /**
+   * `bytes` and `changes`: the first sizes (growth doubles them); `keepBytes`: the largest buffer an emptied list
+   * keeps (a queue that must shrink back once drained keeps its first size; a reused log keeps more).
+   */
+  constructor(bytes = INITIAL_BYTES, changes = INITIAL_CHANGES, keepBytes = bytes) {
+    this.bytes = Buffer.allocUnsafeSlow(bytes);
+    this.ends = new Int32Array(changes);
+    this.keyAt = new Int32Array(changes);
+    this.keyLength = new Int32Array(changes);
+    this.sequences = new Float64Array(changes);
+    this.#keepBytes = Math.max(bytes, keepBytes);
+    this.#firstBytes = bytes;
+    this.#firstChanges = changes;
+  }
+
+  /** Bytes this list has allocated: its buffer and its per-change arrays, used or not. */
+  get allocated(): number {
+    return this.bytes.length + this.ends.length * INDEX_BYTES;
+  }
+
+  /** Bytes still free in the buffer (appending no more than this never moves the buffer). */
+  get free(): number {
+    return this.bytes.length - this.length;
+  }
+
+  /** The sequence of the last change (-1 when empty). */
+  get lastSequence(): number {
+    return this.count === 0 ? -1 : this.sequences[this.count - 1]!;
+  }
 
   /** Where change `i`'s encoding starts. */
   startOf(i: number): number {
@@ -118,11 +154,17 @@ export class ChangeList {
     this.count = rest;
   }
 
-  /** Empties the list; a buffer that grew past 4 MiB is let go. */
+  /** Empties the list; a buffer (and arrays) that grew past what the list keeps is let go. */
   reset(): void {
     this.length = 0;
     this.count = 0;
-    if (this.bytes.length > 4 * 1024 * 1024) this.bytes = Buffer.allocUnsafeSlow(INITIAL_BYTES);
+    if (this.bytes.length > this.#keepBytes) {
+      this.bytes = Buffer.allocUnsafeSlow(this.#firstBytes);
+      this.ends = new Int32Array(this.#firstChanges);
+      this.keyAt = new Int32Array(this.#firstChanges);
+      this.keyLength = new Int32Array(this.#firstChanges);
+      this.sequences = new Float64Array(this.#firstChanges);
+    }
   }
 
   #record(end: number, keyAt: number, keyLength: number, sequence: number): void {
@@ -176,4 +218,63 @@ function writeHeader(b: Buffer, p: number, n: number, fix: number, fixLimit: num
   b[p] = first + 2;
   b.writeUInt32BE(n, p + 1);
   return p + 5;
+}
+
+/** One change read back from its encoding (the SSE watch turns it into JSON). */
+export interface DecodedChange {
+  sequence: number;
+  /** The key's UTF-8 bytes (a view). */
+  key: Uint8Array;
+  /** The value's bytes (a view), or null for a delete. */
+  value: Uint8Array | null;
+  /** Where the change's encoding ends. */
+  end: number;
+}
+
+/**
+ * Reads the change whose encoding starts at `at` of `b` (as `append` wrote it, no other msgpack) into `out`; throws
+ * a RangeError on bytes that are not one.
+ */
+export function readChange(b: Uint8Array, at: number, out: DecodedChange): DecodedChange {
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  let p = at;
+  if (b[p++] !== 0x93) throw new RangeError(`no change at ${at}`);
+  const s = b[p++];
+  if (s === 0xce) {
+    out.sequence = view.getUint32(p);
+    p += 4;
+  } else if (s === 0xcb) {
+    out.sequence = view.getFloat64(p);
+    p += 8;
+  } else throw new RangeError(`no sequence at ${at + 1}`);
+  const k = b[p++]!;
+  let n: number;
+  if ((k & 0xe0) === 0xa0) n = k & 0x1f;
+  else if (k === 0xd9) n = b[p++]!;
+  else if (k === 0xda) {
+    n = view.getUint16(p);
+    p += 2;
+  } else if (k === 0xdb) {
+    n = view.getUint32(p);
+    p += 4;
+  } else throw new RangeError(`no key at ${p - 1}`);
+  out.key = b.subarray(p, p + n);
+  p += n;
+  const v = b[p++]!;
+  if (v === 0xc0) out.value = null;
+  else {
+    if (v === 0xc4) n = b[p++]!;
+    else if (v === 0xc5) {
+      n = view.getUint16(p);
+      p += 2;
+    } else if (v === 0xc6) {
+      n = view.getUint32(p);
+      p += 4;
+    } else throw new RangeError(`no value at ${p - 1}`);
+    out.value = b.subarray(p, p + n);
+    p += n;
+  }
+  if (p > b.length) throw new RangeError(`a change at ${at} runs past the end`);
+  out.end = p;
+  return out;
 }

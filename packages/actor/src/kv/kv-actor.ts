@@ -57,7 +57,7 @@ export interface KvActorOptions {
    * checkpoint, never a path outside it). Without it, `checkpoint` is refused with FORBIDDEN.
    */
   checkpointRoot?: string;
-  /** Bytes of live changes a watch may have waiting before it ends with WATCH_OVERFLOW; default 1 MiB (kv-watch.ts). */
+  /** Bytes of memory a watch may hold (what its sink keeps, its queue) before it ends with WATCH_OVERFLOW; default 1 MiB (kv-watch.ts). */
   maxWatchBytes?: number;
   /**
    * How long the store keeps its recent changes in memory for resuming watchers after the last watch ended (ms);

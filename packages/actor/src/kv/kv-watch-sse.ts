@@ -12,18 +12,21 @@
  *   event: end      data: {"code":C,"wire":W,"message":M}     last, then the response ends
  */
 import type { ServerResponse } from 'node:http';
-import { ERROR_CODES, type ErrorCode, HeaplessError, type KvChange } from '@heapless/client/protocol';
+import { ERROR_CODES, type ErrorCode, HeaplessError } from '@heapless/client/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { Packr } from 'msgpackr';
 import type { ActorHandle } from '../runtime/actor-handle.js';
+import { HeldMemory } from '../runtime/held-memory.js';
 import { isPushStream, type PushSink, type PushStream } from '../runtime/push-stream.js';
 import { unpackBody } from '../server/http-reply.js';
+import { type DecodedChange, readChange } from './change-list.js';
 import { strictQuery } from './kv-http.js';
 
 /** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
 /** A decimal sequence: digits only, no sign, exponent or leading zeros, at most 16 of them. */
 const SEQUENCE = /^(0|[1-9][0-9]{0,15})$/;
+const EMPTY = new Uint8Array(0);
 
 /** `text` as a `fromSequence`, or undefined for none; BAD_ARGUMENTS for anything but a safe integer ≥ 0. */
 export function parseSequence(text: string | undefined, what: string): number | undefined {
@@ -36,52 +39,106 @@ export function parseSequence(text: string | undefined, what: string): number | 
 }
 
 /** The JSON of one change's event data. */
-function changeJson(packr: Packr, [sequence, key, value]: KvChange): string {
-  if (value === null) return JSON.stringify({ sequence, key, deleted: true });
+function changeJson(packr: Packr, c: DecodedChange): string {
+  const sequence = c.sequence;
+  const key = Buffer.from(c.key.buffer, c.key.byteOffset, c.key.byteLength).toString('utf8');
+  if (c.value === null) return JSON.stringify({ sequence, key, deleted: true });
   try {
-    const json = JSON.stringify({ sequence, key, value: unpackBody(packr, value) });
+    const json = JSON.stringify({ sequence, key, value: unpackBody(packr, c.value) });
     if (json !== undefined) return json;
   } catch {
     // not msgpack (unpackBody is strict: no trailing bytes, no 0xc1), or no JSON form (a bigint): sent as bytes
   }
-  return JSON.stringify({ sequence, key, bytes: Buffer.from(value).toString('base64') });
+  return JSON.stringify({ sequence, key, bytes: Buffer.from(c.value).toString('base64') });
 }
 
-/** One SSE response as a watch's sink. */
+/**
+ * How much event text a response is given before it must drain: changes wait as the msgpack they were pushed as
+ * (views, held) and become text only as the peer reads, so that a watcher that does not read holds its bound of
+ * changes, not their JSON (up to six times larger).
+ */
+const WRITE_BYTES = 64 * 1024;
+
+/** Items pushed and not yet written as events: `at` is where the next change starts. */
+interface Waiting {
+  readonly items: Uint8Array;
+  at: number;
+}
+
+/**
+ * One SSE response as a watch's sink. What it holds (`pendingBytes`): the buffers behind the items waiting to become
+ * events, and the event text the response has not handed to the kernel; an event is made only while that text is
+ * under WRITE_BYTES, so a watcher that does not read holds at most its watch's bound plus one change's event.
+ */
 class SseSink implements PushSink {
   readonly #res: ServerResponse;
   readonly #packr: Packr;
   readonly #timer: ReturnType<typeof setInterval>;
+  readonly #held = new HeldMemory();
+  readonly #waiting: Waiting[] = [];
+  readonly #change: DecodedChange = { sequence: 0, key: EMPTY, value: null, end: 0 };
+  /** The end event, written once every change pushed before it was. */
+  #endEvent: string | null = null;
   #ended = false;
 
-  constructor(res: ServerResponse, packr: Packr, onGone: () => void) {
+  constructor(res: ServerResponse, packr: Packr, stream: PushStream<unknown>, onGone: () => void) {
     this.#res = res;
     this.#packr = packr;
     this.#timer = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    res.on('drain', () => {
+      this.#flush();
+      if (!this.#ended) stream.drained();
+    });
     res.once('close', () => {
       clearInterval(this.#timer);
+      this.#waiting.length = 0;
       onGone();
     });
   }
 
   get pendingBytes(): number {
-    return this.#res.writableLength;
+    return this.#held.bytes + this.#res.writableLength;
   }
 
   push(items: Uint8Array, count: number): void {
     if (this.#ended || count === 0) return;
-    const changes = this.#packr.unpackMultiple(items) as KvChange[];
-    let text = '';
-    for (const c of changes) text += `id: ${c[0]}\nevent: change\ndata: ${changeJson(this.#packr, c)}\n\n`;
-    this.#res.write(text);
+    this.#held.hold(items);
+    this.#waiting.push({ items, at: 0 });
+    this.#flush();
   }
 
-  end(code: ErrorCode, message: string): void {
+  /** Ends the stream with `code`, after the changes pushed before; `now`: drops those not yet written. */
+  end(code: ErrorCode, message: string, now = false): void {
     if (this.#ended) return;
     this.#ended = true;
     clearInterval(this.#timer);
-    const data = JSON.stringify({ code, wire: ERROR_CODES[code].wire, message });
-    this.#res.end(`event: end\ndata: ${data}\n\n`);
+    this.#endEvent = `event: end\ndata: ${JSON.stringify({ code, wire: ERROR_CODES[code].wire, message })}\n\n`;
+    if (now) this.#waiting.length = 0;
+    this.#flush();
+  }
+
+  /** Writes waiting changes as events while the response holds less than WRITE_BYTES, then the end when due. */
+  #flush(): void {
+    const res = this.#res;
+    const c = this.#change;
+    while (this.#waiting.length > 0 && res.writableLength < WRITE_BYTES) {
+      const w = this.#waiting[0]!;
+      let text = '';
+      while (w.at < w.items.length && text.length < WRITE_BYTES) {
+        readChange(w.items, w.at, c);
+        w.at = c.end;
+        text += `id: ${c.sequence}\nevent: change\ndata: ${changeJson(this.#packr, c)}\n\n`;
+      }
+      res.write(Buffer.from(text)); // bytes, so that writableLength counts what the event text holds
+      if (w.at >= w.items.length) {
+        this.#waiting.shift();
+        this.#held.release(w.items);
+      }
+    }
+    if (this.#waiting.length === 0 && this.#endEvent !== null) {
+      res.end(this.#endEvent);
+      this.#endEvent = null;
+    }
   }
 }
 
@@ -96,7 +153,7 @@ export function watchRoute(scope: FastifyInstance, handle: ActorHandle, packr: P
   scope.addHook('preClose', (done) => {
     for (const o of [...open]) {
       o.stream.cancel();
-      o.sink.end('SHUTTING_DOWN', 'the server is shutting down');
+      o.sink.end('SHUTTING_DOWN', 'the server is shutting down', true);
     }
     done();
   });
@@ -120,13 +177,12 @@ export function watchRoute(scope: FastifyInstance, handle: ActorHandle, packr: P
     res.write(`event: open\ndata: ${JSON.stringify(stream.head)}\n\n`);
     const entry = {
       stream,
-      sink: new SseSink(res, packr, () => {
+      sink: new SseSink(res, packr, stream, () => {
         open.delete(entry);
         stream.cancel();
       }),
     };
     open.add(entry);
-    res.on('drain', () => stream.drained());
     stream.open(entry.sink);
   });
 }

@@ -1,5 +1,6 @@
 import { ERROR_CODES, type ErrorCode, type FrameEncoder } from '@heapless/client/protocol';
 import type { WebSocket } from 'ws';
+import { HeldMemory } from '../runtime/held-memory.js';
 import type { PushSink, PushStream } from '../runtime/push-stream.js';
 
 /** The call that cancels a stream of the connection (FORMAT.md, "Streams"); no actor method can have this name. */
@@ -7,7 +8,9 @@ export const CANCEL_METHOD = '$cancel';
 
 /**
  * Streams one connection may have open at once: each costs a pass over every change the KV actor commits and up to
- * its bound of memory, so that a client cannot take the server's time with thousands of them.
+ * its bound of memory, so that a client cannot take the server's time with thousands of them. A stream that ended
+ * keeps its place until what it pushed has been written, so that a peer that does not read cannot pile up the
+ * memory of streams it lets overflow and opens again.
  */
 export const MAX_STREAMS_PER_CONNECTION = 64;
 
@@ -55,7 +58,8 @@ function itemsHead(sid: number, count: number): Buffer {
 
 /** One open stream's sink on the connection's socket. */
 class SocketSink implements PushSink {
-  pendingBytes = 0;
+  /** The memory its messages not yet written hold. */
+  readonly held = new HeldMemory();
   ended = false;
 
   constructor(
@@ -63,6 +67,10 @@ class SocketSink implements PushSink {
     readonly id: number,
     readonly stream: PushStream<unknown>,
   ) {}
+
+  get pendingBytes(): number {
+    return this.held.bytes;
+  }
 
   push(items: Uint8Array, count: number): void {
     if (this.ended || count === 0) return;
@@ -75,11 +83,11 @@ class SocketSink implements PushSink {
     this.streams.finish(this, code, message);
   }
 
-  /** The socket wrote `length` bytes of this stream's to the kernel. */
-  written(length: number): void {
-    const before = this.pendingBytes;
-    this.pendingBytes -= length;
-    if (!this.ended && this.pendingBytes <= before / 2) this.stream.drained();
+  /** The socket wrote a message of this stream's to the kernel (or dropped it as it closed). */
+  written(head: Buffer, items: Uint8Array): void {
+    this.held.release(head, items);
+    if (!this.ended) this.stream.drained();
+    else if (this.held.bytes === 0) this.streams.release(this);
   }
 }
 
@@ -93,6 +101,8 @@ export class SessionStreams {
   readonly #encoder: FrameEncoder;
   readonly #onWritten: () => void;
   readonly #open = new Map<number, SocketSink>();
+  /** Streams that ended with messages not yet written: each keeps its place among the connection's streams. */
+  readonly #ending = new Set<SocketSink>();
   #nextId = 1;
   /** The socket closed: nothing more is attached. */
   #closed = false;
@@ -104,16 +114,9 @@ export class SessionStreams {
     this.#onWritten = onWritten;
   }
 
-  /** Streams open now. */
+  /** Streams open now, and ended ones whose messages are not all written yet. */
   get size(): number {
-    return this.#open.size;
-  }
-
-  /** Bytes of every stream's items not yet handed to the kernel. */
-  get pendingBytes(): number {
-    let n = 0;
-    for (const s of this.#open.values()) n += s.pendingBytes;
-    return n;
+    return this.#open.size + this.#ending.size;
   }
 
   /**
@@ -122,7 +125,7 @@ export class SessionStreams {
    */
   attach(stream: PushStream<unknown>): number {
     if (this.#closed) return -1;
-    if (this.#open.size >= MAX_STREAMS_PER_CONNECTION) return 0;
+    if (this.size >= MAX_STREAMS_PER_CONNECTION) return 0;
     let id = this.#nextId;
     while (this.#open.has(id)) id = id === 0xffff_ffff ? 1 : id + 1;
     this.#nextId = id === 0xffff_ffff ? 1 : id + 1;
@@ -142,8 +145,19 @@ export class SessionStreams {
     if (s === undefined) return false;
     this.#open.delete(s.id);
     s.ended = true;
+    this.#hold(s);
     s.stream.cancel();
     return true;
+  }
+
+  /** An ended stream's messages are all written: its place is free. */
+  release(sink: SocketSink): void {
+    this.#ending.delete(sink);
+  }
+
+  /** Keeps an ended stream's place while its messages are not all written. */
+  #hold(sink: SocketSink): void {
+    if (sink.held.bytes > 0) this.#ending.add(sink);
   }
 
   /** Ends every stream with `code` (the server is shutting down): each gets its end message, then is cancelled. */
@@ -159,6 +173,7 @@ export class SessionStreams {
     this.#closed = true;
     const all = [...this.#open.values()];
     this.#open.clear();
+    this.#ending.clear();
     for (const s of all) {
       s.ended = true;
       s.stream.cancel();
@@ -173,11 +188,10 @@ export class SessionStreams {
   send(sink: SocketSink, head: Buffer, items: Uint8Array): void {
     const ws = this.#ws;
     if (ws.readyState !== ws.OPEN) return;
-    const length = head.length + items.length;
-    sink.pendingBytes += length;
+    sink.held.hold(head, items);
     ws.send(head, { binary: true, fin: false });
     ws.send(items, { binary: true, fin: true }, () => {
-      sink.written(length);
+      sink.written(head, items);
       this.#onWritten();
     });
   }
@@ -185,6 +199,7 @@ export class SessionStreams {
   /** `[0, id, code, message]`, then the stream is gone. */
   finish(sink: SocketSink, code: ErrorCode, message: string): void {
     this.#open.delete(sink.id);
+    this.#hold(sink);
     if (this.#ws.readyState !== this.#ws.OPEN) return;
     this.#ws.send(this.#encoder.encodeDetached([[0, sink.id, ERROR_CODES[code].wire, message]]));
   }

@@ -214,7 +214,10 @@ export class WsSession {
       const e =
         id < 0
           ? new HeaplessError('SHUTTING_DOWN', 'the server is shutting down')
-          : new HeaplessError('TOO_MANY_STREAMS', `a connection may have ${MAX_STREAMS_PER_CONNECTION} streams open`);
+          : new HeaplessError(
+              'TOO_MANY_STREAMS',
+              `a connection may have ${MAX_STREAMS_PER_CONNECTION} streams open (one that ended counts until the peer read what it sent)`,
+            );
       this.failed(frame, index, e);
       return;
     }

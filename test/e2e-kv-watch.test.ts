@@ -396,6 +396,29 @@ describe('KV watch over the WebSocket', () => {
     }
   });
 
+  it('refuses a watch beyond maxWatches over every connection, and takes one again once another ends', async () => {
+    const s = await start({ maxWatches: 2 });
+    const other = await connect<typeof KvActor>(s.server.url);
+    try {
+      const a = s.kv.watch('a');
+      const b = other.watch('b');
+      await Promise.all([a.opened, b.opened]);
+      const c = other.watch('c');
+      expect((await c.next().catch((e: unknown) => e)) as HeaplessError).toMatchObject({ code: 'TOO_MANY_STREAMS' });
+      await a.return();
+      await expect.poll(() => watchesOf(s.map)).toBe(1);
+      const d = s.kv.watch('d');
+      await d.opened;
+      await s.kv.set('d1', Buffer.from('1'));
+      expect((await d.next()).value?.[1]).toBe('d1');
+      await d.return();
+      await b.return();
+    } finally {
+      await other.close();
+      await s.close();
+    }
+  });
+
   it('ends open watches with SHUTTING_DOWN when the server closes, and the close completes', async () => {
     const s = await start();
     const w = s.kv.watch('', { fromSequence: 0 });

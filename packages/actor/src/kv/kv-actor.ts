@@ -60,6 +60,11 @@ export interface KvActorOptions {
   /** Bytes of memory a watch may hold (what its sink keeps, its queue) before it ends with WATCH_OVERFLOW; default 1 MiB (kv-watch.ts). */
   maxWatchBytes?: number;
   /**
+   * Watches open at once on this store, over every connection; one more is refused with TOO_MANY_STREAMS, so that
+   * watchers together hold at most this many times `maxWatchBytes`. Default 1,024 (kv-watch.ts).
+   */
+  maxWatches?: number;
+  /**
    * How long the store keeps its recent changes in memory for resuming watchers after the last watch ended (ms);
    * default 5,000 (kv-watch.ts LINGER_MS), 0 to let them go at once.
    */
@@ -157,6 +162,7 @@ export class KvActor extends Actor {
   readonly #maxBatchOps: number;
   readonly #checkpointRoot: string | undefined;
   readonly #maxWatchBytes: number | undefined;
+  readonly #maxWatches: number | undefined;
   readonly #watchLingerMs: number | undefined;
   #watches: KvWatchHub | null = null;
   readonly #sink: WriteSink | undefined;
@@ -173,6 +179,7 @@ export class KvActor extends Actor {
     this.#maxBatchOps = opts.maxBatchOps ?? DEFAULT_MAX_BATCH_OPS;
     this.#checkpointRoot = opts.checkpointRoot;
     this.#maxWatchBytes = opts.maxWatchBytes;
+    this.#maxWatches = opts.maxWatches;
     this.#watchLingerMs = opts.watchLingerMs;
     this.#sink = opts.writeSink;
     if (this.#sink !== undefined) this.#maxBatchOps = Math.min(this.#maxBatchOps, this.#sink.maxOps);
@@ -400,7 +407,8 @@ export class KvActor extends Actor {
    * now). With `fromSequence`, the changes after it that the store still keeps come first. Over a WebSocket the
    * client gets an async iterator. Errors: BAD_ARGUMENTS (a prefix that is not a well-formed string, a
    * `fromSequence` that is not a non-negative integer, a memory-only store, which has no sequences),
-   * KEY_TOO_LARGE (prefix), SEQUENCE_GONE (changes after `fromSequence` no longer kept, or past the last sequence).
+   * KEY_TOO_LARGE (prefix), SEQUENCE_GONE (changes after `fromSequence` no longer kept, or past the last sequence),
+   * TOO_MANY_STREAMS (the store has `maxWatches` open).
    */
   watch(prefix: string, opts?: KvWatchOptions): Promise<KvWatch> {
     this.#checkKey(prefix);
@@ -417,6 +425,7 @@ export class KvActor extends Actor {
       { changes, durable: () => this.#map.durable() },
       this.#maxWatchBytes,
       this.#watchLingerMs,
+      this.#maxWatches,
     );
     return detach(this.#watches.open(Buffer.from(prefix, 'utf8'), from));
   }

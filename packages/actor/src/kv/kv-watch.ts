@@ -50,6 +50,8 @@ const PUSH_BYTES = 256 * 1024;
  * 100k changes of 100-byte values, so that a watcher that overflowed (1 MiB behind) resumes from memory.
  */
 export const BACKLOG_BYTES = 16 * 1024 * 1024;
+/** Watches open at once per store: with the default bound, watchers that stop reading hold at most 1 GiB. */
+export const DEFAULT_MAX_WATCHES = 1024;
 /** How long the hub keeps listening (and its backlog) after the last watch ended: a resume comes within it. */
 export const LINGER_MS = 5000;
 
@@ -248,6 +250,7 @@ export class KvWatchHub {
   readonly #map: WatchedMap;
   readonly #max: number;
   readonly #lingerMs: number;
+  readonly #maxWatches: number;
   readonly #watches = new Set<KvWatch>();
   #unsubscribe: (() => void) | null = null;
   /**
@@ -273,11 +276,20 @@ export class KvWatchHub {
   #generation = 0;
   #closed = false;
 
-  /** `lingerMs`: how long the subscription and its backlog outlive the last watch (0: not at all). */
-  constructor(map: WatchedMap, maxWatchBytes = DEFAULT_MAX_WATCH_BYTES, lingerMs = LINGER_MS) {
+  /**
+   * `lingerMs`: how long the subscription and its backlog outlive the last watch (0: not at all); `maxWatches`: how
+   * many may be open at once.
+   */
+  constructor(
+    map: WatchedMap,
+    maxWatchBytes = DEFAULT_MAX_WATCH_BYTES,
+    lingerMs = LINGER_MS,
+    maxWatches = DEFAULT_MAX_WATCHES,
+  ) {
     this.#map = map;
     this.#max = maxWatchBytes;
     this.#lingerMs = lingerMs;
+    this.#maxWatches = maxWatches;
   }
 
   /** Watches open now. */
@@ -293,10 +305,14 @@ export class KvWatchHub {
   /**
    * Opens a watch of the keys starting with `prefix` (UTF-8 bytes): live from the map's last sequence now, after
    * the changes in (`from`, now] read from the retained WALs when `from` is given. Rejects with SEQUENCE_GONE when
-   * the store no longer has those changes or `from` is past its last sequence, SHUTTING_DOWN once closed.
+   * the store no longer has those changes or `from` is past its last sequence, TOO_MANY_STREAMS when `maxWatches`
+   * are open, SHUTTING_DOWN once closed.
    */
   async open(prefix: Uint8Array, from: number | undefined): Promise<KvWatch> {
     if (this.#closed) throw new HeaplessError('SHUTTING_DOWN', 'the store is closing');
+    if (this.#watches.size >= this.#maxWatches) {
+      throw new HeaplessError('TOO_MANY_STREAMS', `the store has its maximum of ${this.#maxWatches} watches open`);
+    }
     const changes = this.#map.changes;
     const start = changes.lastSequence;
     if (from !== undefined && from > start) {

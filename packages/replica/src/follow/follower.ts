@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { MAP_IMAGE_FILE, type OffHeapMap } from '@heapless/offheap';
 import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change-consumer.js';
 import { readStreamPosition, type StreamPosition } from '../change-stream.js';
+import { durationMs } from '../duration.js';
 import { isReplicaError, ReplicaError } from '../errors.js';
 import { WakeablePause } from '../pause.js';
 import { addFollowerMeta } from './follower-meta.js';
@@ -154,7 +155,7 @@ export class Follower {
 
   /**
    * Resolves once sequence `seq` is applied (and durable at the map's level). Rejects with UNAVAILABLE when that
-   * does not happen within `timeoutMs`, with the follower's failure if it stopped, with CLOSED on close.
+   * does not happen within `timeoutMs` (INVALID_ARGUMENT unless an integer from 1 to 2^31 - 1), with the follower's failure if it stopped, with CLOSED on close.
    */
   waitFor(seq: number, timeoutMs?: number): Promise<void> {
     this.noteSequence(seq);
@@ -162,6 +163,8 @@ export class Follower {
     if (this.failed !== undefined) return Promise.reject(this.failed);
     if (this.stopping) return Promise.reject(new ReplicaError('CLOSED', 'the follower is closed'));
     return new Promise((resolve, reject) => {
+      // Thrown here, the check rejects the promise: a longer delay would fire at once.
+      if (timeoutMs !== undefined) durationMs('timeoutMs', timeoutMs);
       const timer =
         timeoutMs === undefined
           ? undefined

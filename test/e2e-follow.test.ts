@@ -398,7 +398,7 @@ describe('heapless serve --follow', () => {
     }
     expect(h.position).toBe(5);
     expect(h.caughtUp).toBe(false);
-    expect(h.failure).toMatch(/schema/);
+    expect(h.failure).toMatch(/^SCHEMA_MISMATCH: .*schema/);
     const k = await connect<typeof KvActor>(stale.url);
     expect(await k.size()).toBe(5);
     expect(unpack((await k.get('k4'))!)).toBe(4);

@@ -106,9 +106,9 @@ export interface FollowerStatus {
   readonly applyRate: number;
   /** Messages applied since open. */
   readonly applied: number;
-  /** Why reading is interrupted now (NATS unreachable...), or null. */
+  /** Why reading is interrupted now (NATS unreachable...), as `CODE: message`, or null. */
   readonly lastError: string | null;
-  /** The error that stopped the follower for good, or null. */
+  /** The error that stopped the follower for good, as `CODE: message` (e.g. `SCHEMA_MISMATCH: ...`), or null. */
   readonly failure: string | null;
   readonly start: FollowerStart;
 }

@@ -14,7 +14,7 @@ import { MAP_IMAGE_FILE, type OffHeapMap } from '@heapless/offheap';
 import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change-consumer.js';
 import { readStreamPosition, type StreamPosition } from '../change-stream.js';
 import { durationMs } from '../duration.js';
-import { isReplicaError, ReplicaError } from '../errors.js';
+import { describeError, isReplicaError, ReplicaError } from '../errors.js';
 import { WakeablePause } from '../pause.js';
 import { addFollowerMeta } from './follower-meta.js';
 import { openFollowerData } from './follower-open.js';
@@ -142,8 +142,12 @@ export class Follower {
         this.failed === undefined,
       applyRate: this.applyRate(),
       applied: this.appliedTotal,
-      lastError: this.connected ? (lastError?.message ?? null) : 'disconnected from NATS',
-      failure: this.failed === undefined ? null : String((this.failed as Error).message ?? this.failed),
+      lastError: this.connected
+        ? lastError === undefined
+          ? null
+          : describeError(lastError)
+        : 'disconnected from NATS',
+      failure: this.failed === undefined ? null : describeError(this.failed),
       start: this.start,
     };
   }
@@ -294,7 +298,7 @@ export class Follower {
       } catch (err) {
         if (this.stopping) break;
         if (isReplicaError(err, 'UNAVAILABLE')) {
-          this.options.log?.warn({ err: (err as Error).message }, 'NATS unreachable: retrying');
+          this.options.log?.warn({ err: describeError(err) }, 'NATS unreachable: retrying');
           await this.pause.sleep(RESTART_PAUSE_MS);
           continue;
         }
@@ -343,7 +347,7 @@ export class Follower {
   private fail(err: unknown): void {
     if (this.failed !== undefined || this.stopping) return;
     this.failed = err;
-    this.options.log?.warn({ err: (err as Error).message, position: this.positionNow }, 'follower stopped');
+    this.options.log?.warn({ err: describeError(err), position: this.positionNow }, 'follower stopped');
     this.rejectWaiters(err);
     void this.consumer?.close();
   }
@@ -375,7 +379,7 @@ export class Follower {
           this.lastCheckpointAt = before;
           const delay = this.checkpointRetryMs;
           this.checkpointRetryMs = Math.min(delay * 2, CHECKPOINT_RETRY_MAX_MS);
-          this.options.log?.warn({ err: (err as Error).message, retryMs: delay }, 'checkpoint not published');
+          this.options.log?.warn({ err: describeError(err), retryMs: delay }, 'checkpoint not published');
           if (this.stopping) return;
           this.checkpointRetry = setTimeout(() => {
             this.checkpointRetry = undefined;

@@ -159,7 +159,8 @@ export class Follower {
 
   /**
    * Resolves once sequence `seq` is applied (and durable at the map's level). Rejects with UNAVAILABLE when that
-   * does not happen within `timeoutMs` (INVALID_ARGUMENT unless an integer from 1 to 2^31 - 1), with the follower's failure if it stopped, with CLOSED on close.
+   * does not happen within `timeoutMs`, with the follower's failure if it stopped, with CLOSED on close, and with
+   * INVALID_ARGUMENT for a `timeoutMs` that is not an integer from 1 to 2^31 - 1 (the longest a timer takes).
    */
   waitFor(seq: number, timeoutMs?: number): Promise<void> {
     this.noteSequence(seq);

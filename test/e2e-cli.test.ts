@@ -1,13 +1,14 @@
 // `heapless serve` as a child process: real command line, real signals, real sockets.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KvActor } from '@heapless/actor';
 import { connect, type HeaplessError, httpClient } from '@heapless/client';
 import { Engine } from '@heapless/engine';
 import { pack, unpack } from 'msgpackr';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Child, cli, startServe } from './serve-child.js';
 
 const TOKEN = 'cli-token';
@@ -271,15 +272,91 @@ describe('heapless serve', () => {
     }
   });
 
-  it('exits 2 with the usage on a bad command line', async () => {
-    const proc = spawn(process.execPath, [cli, 'serve', '--port', 'x'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    proc.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
+  it('exits 2 on a bad command line with the error and one line that says where the usage is', async () => {
+    expect(await run('serve', '--port', 'x')).toEqual({
+      code: 2,
+      stderr:
+        'heapless: --port must be an integer from 0 to 65535, got x\nheapless --help lists the commands and the options of serve\n',
     });
-    const code = await new Promise((r) => proc.once('exit', r));
-    expect(code).toBe(2);
-    expect(err).toContain('--port must be an integer');
-    expect(err).toContain('Usage: heapless');
+    const dir = mkdtempSync(join(tmpdir(), 'heapless-config-'));
+    try {
+      const config = join(dir, 'bad.json');
+      writeFileSync(config, '{"port": "80"}');
+      const { code, stderr } = await run('serve', '--config', config);
+      expect(code).toBe(2);
+      expect(stderr.split('\n')).toEqual([
+        `heapless: --config ${config}: "port" must be an integer`,
+        'heapless --help lists the commands and the options of serve',
+        '',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  describe('a start that fails on a port in use takes back what it created of --data, and only that', () => {
+    let busy: Server;
+    let port: number;
+    let root: string;
+    beforeAll(async () => {
+      busy = createServer();
+      await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+      port = (busy.address() as AddressInfo).port;
+      root = mkdtempSync(join(tmpdir(), 'heapless-inuse-'));
+    });
+    afterAll(async () => {
+      await new Promise((r) => busy.close(r));
+      rmSync(root, { recursive: true, force: true });
+    });
+    const serveOnBusyPort = async (data: string) => {
+      const { code, stderr } = await run('serve', '--port', String(port), '--data', data);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/EADDRINUSE/);
+    };
+
+    it('a directory that did not exist, and its missing parents, are removed', async () => {
+      await serveOnBusyPort(join(root, 'new', 'deeper', 'data'));
+      expect(readdirSync(root)).toEqual([]);
+    });
+
+    it('an empty directory stays, empty', async () => {
+      const data = join(root, 'empty');
+      mkdirSync(data);
+      await serveOnBusyPort(data);
+      expect(readdirSync(data)).toEqual([]);
+      rmSync(data, { recursive: true });
+    });
+
+    it('a directory holding data keeps every file and record', async () => {
+      const data = join(root, 'kept');
+      const stopped = async (c: Child) => {
+        c.proc.kill('SIGTERM');
+        expect(await c.exited).toBe(0);
+      };
+      let s = await start('--data', data);
+      const kv = await connect<typeof KvActor>(s.url, { token: TOKEN });
+      await kv.set('k', pack('v'));
+      await kv.close();
+      await stopped(s);
+      const files = readdirSync(data);
+      await serveOnBusyPort(data);
+      expect(readdirSync(data)).toEqual(expect.arrayContaining(files));
+      s = await start('--data', data);
+      const again = await connect<typeof KvActor>(s.url, { token: TOKEN });
+      expect(unpack((await again.get('k'))!)).toBe('v');
+      await again.close();
+      await stopped(s);
+    });
   });
 });
+
+/** Runs the built `heapless` with `args` to its exit; its exit code and stderr. */
+async function run(...args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const proc = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number | null>((r) => proc.once('exit', r));
+  return { code, stderr };
+}

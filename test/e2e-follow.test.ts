@@ -5,7 +5,7 @@
 // serves its local data (not caught up), refuses writes at once, and follows from its position once NATS is up, or
 // says why it cannot; with no local data it does not start.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -315,13 +315,16 @@ describe('heapless serve --follow', () => {
     });
   });
 
-  it('heapless checkpoint publish, then a fresh follower starts from it (its map image) and catches up', async () => {
+  it('heapless checkpoint publish of a running server, then a fresh follower starts from it and catches up', async () => {
     const a = await follower('cp-a', 'cp');
     const ka = await connect<typeof KvActor>(a.url);
     for (let i = 0; i < 200; i++) await ka.set(`k${i}`, pack({ i }));
     const at = (await health(a)).follower.position;
-    ka.close();
-    await stop(a);
+    // The server goes on running and writing while its directory is published: the command only reads it.
+    let writing = true;
+    const writes = (async () => {
+      for (let i = 0; writing; i++) await ka.set(`w${i % 10}`, pack({ i }));
+    })();
     const { stdout } = await promisify(execFile)(process.execPath, [
       cli,
       'checkpoint',
@@ -333,25 +336,37 @@ describe('heapless serve --follow', () => {
       '--bucket',
       'cp-bucket',
     ]);
+    writing = false;
+    await writes;
     const published = JSON.parse(stdout) as { id: string; position: number; schema: string; stream: string };
-    expect(published).toMatchObject({ position: at, schema: 'default', stream: 'cp' });
+    expect(published).toMatchObject({ schema: 'default', stream: 'cp' });
+    // One state the server had: at least what was written before, at most what it has applied now.
+    expect(published.position).toBeGreaterThanOrEqual(at);
+    const applied = (await health(a)).follower.position;
+    expect(published.position).toBeLessThanOrEqual(applied);
+    ka.close();
+    await stop(a);
+    expect(readdirSync(work).filter((name) => name.includes('.publish-'))).toEqual([]); // the copy is removed
     // More writes after the checkpoint, through a second server.
     const b = await follower('cp-b', 'cp');
     const kb = await connect<typeof KvActor>(b.url);
     for (let i = 200; i < 250; i++) await kb.set(`k${i}`, pack({ i }));
     const end = (await health(b)).follower.position;
-    kb.close();
     const fresh = await follower('cp-fresh', 'cp', '--bucket', 'cp-bucket', '--max-replay', '10');
     expect(startOf(fresh)).toMatchObject({
       kind: 'checkpoint',
       reason: 'no-local-data',
       checkpointId: published.id,
-      position: at,
+      position: published.position,
       mapSource: 'image',
     });
     await reaches(fresh, end);
     const kf = await connect<typeof KvActor>(fresh.url);
-    expect(await kf.size()).toBe(250);
+    // Each write during the publish was one message, on one of ten keys.
+    expect(await kf.size()).toBe(250 + Math.min(10, applied - at));
+    // What the checkpoint held and what the fresh follower replayed after it add up to the other follower's state.
+    for (let j = 0; j < 10; j++) expect(await kf.get(`w${j}`)).toEqual(await kb.get(`w${j}`));
+    kb.close();
     expect(unpack((await kf.get('k249'))!)).toEqual({ i: 249 });
     expect(unpack((await kf.get('k0'))!)).toEqual({ i: 0 });
     kf.close();
@@ -398,7 +413,7 @@ describe('heapless serve --follow', () => {
     }
     expect(h.position).toBe(5);
     expect(h.caughtUp).toBe(false);
-    expect(h.failure).toMatch(/schema/);
+    expect(h.failure).toMatch(/^SCHEMA_MISMATCH: .*schema/);
     const k = await connect<typeof KvActor>(stale.url);
     expect(await k.size()).toBe(5);
     expect(unpack((await k.get('k4'))!)).toBe(4);

@@ -355,7 +355,9 @@ describe('Follower', () => {
   it('a message of another schema stops the follower at the message before it; reads go on', async () => {
     const stream = await newStream();
     const writer = new ModelWriter(servers.nc, stream, 'v1', 20, 37);
-    const f = await follow('stopped', stream);
+    const warnings: { details: object; msg: string }[] = [];
+    const log = { info: () => {}, warn: (details: object, msg: string) => warnings.push({ details, msg }) };
+    const f = await follow('stopped', stream, { log });
     await writer.write(30);
     await f.waitCaughtUp();
     const other = new ModelWriter(servers.nc, stream, 'v9', 20, 41);
@@ -363,7 +365,10 @@ describe('Follower', () => {
     const bad = other.lastSeq;
     await expect(f.waitFor(bad)).rejects.toMatchObject({ code: 'SCHEMA_MISMATCH' });
     expect(f.position).toBe(bad - 1);
-    expect(f.status()).toMatchObject({ caughtUp: false, failure: expect.stringContaining('schema') });
+    // The failure carries its stable code, in the status and in the log.
+    const failure = expect.stringMatching(/^SCHEMA_MISMATCH: message \d+ has schema 'v9'/);
+    expect(f.status()).toMatchObject({ caughtUp: false, failure });
+    expect(warnings).toContainEqual({ details: { err: failure, position: bad - 1 }, msg: 'follower stopped' });
     expect(mapHex(f.map)).toEqual(modelHex(writer.model)); // still readable, as of the last message applied
     await f.close();
     // A restart stops at the same message again: it is never skipped.

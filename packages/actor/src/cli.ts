@@ -10,13 +10,16 @@ import { parseCli, USAGE } from './cli/cli-args.js';
 import { ENGINE_USAGE, parseEngineArgs } from './cli/engine-args.js';
 import { ActorError } from './errors.js';
 
-/** The usage text the failing command line belongs to. */
-let usage = USAGE;
+/**
+ * Where the usage of the failing command line is: a bad command line prints its error and this one line, not the
+ * whole usage, which would push the error off the screen.
+ */
+let usageHint = 'heapless --help lists the commands and the options of serve';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv[0] === 'engine') {
-    usage = ENGINE_USAGE;
+    usageHint = 'heapless engine --help lists its commands and options';
     if (argv.includes('--help') || argv.includes('-h') || argv.length === 1) {
       process.stdout.write(ENGINE_USAGE);
       return;
@@ -31,7 +34,7 @@ async function main(): Promise<void> {
   }
   if (argv[0] === 'checkpoint') {
     const { CHECKPOINT_USAGE, parseCheckpointArgs, runCheckpointCommand } = await import('./cli/checkpoint-command.js');
-    usage = CHECKPOINT_USAGE;
+    usageHint = 'heapless checkpoint --help lists its options';
     if (argv.includes('--help') || argv.includes('-h') || argv.length === 1) {
       process.stdout.write(CHECKPOINT_USAGE);
       return;
@@ -63,7 +66,7 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   if (e instanceof ActorError && e.code === 'HEAPLESS_ERR_USAGE') {
-    process.stderr.write(`heapless: ${e.message}\n\n${usage}`);
+    process.stderr.write(`heapless: ${e.message}\n${usageHint}\n`);
     process.exitCode = 2;
     return;
   }

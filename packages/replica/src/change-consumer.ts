@@ -29,6 +29,7 @@ import { type NatsConnection, nanos, nuid } from '@nats-io/nats-core';
 import { type ChangeLimits, changeLimits, checkName, checkSchemaId } from './change-format.js';
 import { type ChangeMessage, readChangeMessage } from './change-message.js';
 import { assertResumable, checkPosition, readStreamPosition, type StreamPosition } from './change-stream.js';
+import { durationMs } from './duration.js';
 import { ReplicaError, type ReplicaErrorCode } from './errors.js';
 import { replicaErrorOf } from './nats-errors.js';
 import { WakeablePause } from './pause.js';
@@ -140,8 +141,8 @@ function readerSettings(options: ConsumeOptions): ReaderSettings {
     handler: options.handler,
     maxBatchMessages: positive('maxBatchMessages', options.maxBatchMessages, 256, 1),
     // nats.js heartbeats at half the expiry and takes at least 500 ms between them.
-    fetchExpiresMs: positive('fetchExpiresMs', options.fetchExpiresMs, 5_000, 1_000),
-    timeoutMs: positive('timeoutMs', options.timeoutMs, 5_000, 1),
+    fetchExpiresMs: durationMs('fetchExpiresMs', options.fetchExpiresMs ?? 5_000, 1_000),
+    timeoutMs: durationMs('timeoutMs', options.timeoutMs ?? 5_000),
     limits: changeLimits(options.limits),
   };
 }

@@ -47,6 +47,11 @@ describe('change message headers', () => {
     expect(code(() => readChangeMessage(1, hdrs([ok[0]!]), payload))).toBe('BAD_HEADER');
     expect(code(() => readChangeMessage(1, hdrs([...ok, ['Heapless-Format', '1']]), payload))).toBe('BAD_HEADER');
     expect(code(() => readChangeMessage(1, hdrs([['Heapless-Format', 'one'], ok[1]!]), payload))).toBe('BAD_HEADER');
+    // Only the documented spelling of version 1 (spaces around a value are header syntax, dropped by nats.js).
+    for (const spelling of ['01', '001', '+1', '1.0', '0x1', '1 1'])
+      expect(code(() => readChangeMessage(1, hdrs([['Heapless-Format', spelling], ok[1]!]), payload))).toBe(
+        'BAD_HEADER',
+      );
     expect(code(() => readChangeMessage(1, hdrs([ok[0]!, ['Heapless-Schema', 'a b']]), payload))).toBe('BAD_HEADER');
     expect(code(() => readChangeMessage(1, hdrs([['Heapless-Format', '2'], ok[1]!]), payload))).toBe(
       'UNSUPPORTED_FORMAT',

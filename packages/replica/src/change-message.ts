@@ -56,7 +56,8 @@ export function readChangeMessage(
   options: ReadOptions = {},
 ): ChangeMessage {
   const format = single(seq, headers, FORMAT_HEADER);
-  if (!/^[0-9]{1,9}$/.test(format))
+  // The documented spelling only: `01` or `+1` would be read as 1 by one producer's parser and refused by another's.
+  if (!/^(0|[1-9][0-9]{0,8})$/.test(format))
     throw new ReplicaError('BAD_HEADER', `message ${seq}: ${FORMAT_HEADER} is not a version number: '${format}'`);
   if (Number(format) !== FORMAT_VERSION)
     throw new ReplicaError(
@@ -92,5 +93,6 @@ function single(seq: number, headers: MsgHdrs | undefined, name: string): string
         ? `message ${seq}: no ${name} header`
         : `message ${seq}: ${values.length} ${name} headers, one is expected`,
     );
-  return values[0]!.trim();
+  // nats.js drops the spaces around a value (header syntax, as in HTTP) when it parses or builds headers.
+  return values[0]!;
 }

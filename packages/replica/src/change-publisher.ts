@@ -19,6 +19,7 @@ import {
   SCHEMA_HEADER,
 } from './change-format.js';
 import { changeHeaders } from './change-message.js';
+import { durationMs } from './duration.js';
 import { ReplicaError } from './errors.js';
 import { isUnavailable, replicaErrorOf } from './nats-errors.js';
 
@@ -78,9 +79,7 @@ export class ChangePublisher {
     this.stream = checkName('a stream name', options.stream);
     this.subject = options.subject ?? changeSubject(this.stream);
     this.schema = checkSchemaId(options.schema);
-    this.timeoutMs = options.timeoutMs ?? 5_000;
-    if (!Number.isSafeInteger(this.timeoutMs) || this.timeoutMs < 1)
-      throw new ReplicaError('INVALID_ARGUMENT', `timeoutMs must be a positive integer, got ${options.timeoutMs}`);
+    this.timeoutMs = durationMs('timeoutMs', options.timeoutMs ?? 5_000);
     this.limits = changeLimits(options.limits);
     this.js = jetstream(nc);
   }

@@ -14,6 +14,7 @@ import {
 } from '@nats-io/jetstream';
 import { type NatsConnection, nanos } from '@nats-io/nats-core';
 import { changeSubject, checkName } from './change-format.js';
+import { durationMs } from './duration.js';
 import { ReplicaError } from './errors.js';
 import { replicaErrorOf } from './nats-errors.js';
 
@@ -129,7 +130,8 @@ export function checkPosition(position: number): void {
 
 /** A manager without its start-up request: a missing JetStream shows in the first real request instead. */
 function manager(nc: NatsConnection, timeoutMs: number | undefined): Promise<JetStreamManager> {
-  return jetstreamManager(nc, { checkAPI: false, ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }) });
+  const timeout = timeoutMs === undefined ? undefined : durationMs('timeoutMs', timeoutMs);
+  return jetstreamManager(nc, { checkAPI: false, ...(timeout === undefined ? {} : { timeout }) });
 }
 
 async function info(jsm: JetStreamManager, name: string): Promise<StreamInfo> {

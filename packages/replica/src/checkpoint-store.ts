@@ -27,6 +27,7 @@ import {
   manifestObject,
   parseManifestObject,
 } from './checkpoint-manifest.js';
+import { durationMs } from './duration.js';
 import { ReplicaError } from './errors.js';
 import { replicaErrorOf } from './nats-errors.js';
 
@@ -90,7 +91,7 @@ export class CheckpointStore {
    */
   static async open(nc: NatsConnection, options: CheckpointStoreOptions): Promise<CheckpointStore> {
     const bucket = checkName('a bucket name', options.bucket);
-    const timeoutMs = options.timeoutMs ?? 30_000;
+    const timeoutMs = durationMs('timeoutMs', options.timeoutMs ?? 30_000);
     // The object store checks every object's SHA-256 in pure JavaScript unless told to use node:crypto, which is
     // several times faster on checkpoint-sized objects. The setting is process-wide and changes no result.
     setSha256Backend('native');

@@ -65,6 +65,17 @@ export class ReplicaError extends Error {
   }
 }
 
+/**
+ * `err` as one line for a status or a log: `CODE: message` when it carries a stable string code (a ReplicaError's,
+ * the map's or the engine's `HEAPLESS_ERR_...`), so that whoever reads `/healthz` or the log can match on it; its
+ * message alone otherwise.
+ */
+export function describeError(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? `${code}: ${message}` : message;
+}
+
 /** Whether `err` is a {@link ReplicaError} of `code`. */
 export function isReplicaError(err: unknown, code?: ReplicaErrorCode): err is ReplicaError {
   return err instanceof ReplicaError && (code === undefined || err.code === code);

@@ -47,7 +47,7 @@ export {
   type UploadOptions,
 } from './checkpoint-store.js';
 export { type ConnectOptions, connectToNats } from './connect.js';
-export { isReplicaError, REPLICA_ERRORS, ReplicaError, type ReplicaErrorCode } from './errors.js';
+export { describeError, isReplicaError, REPLICA_ERRORS, ReplicaError, type ReplicaErrorCode } from './errors.js';
 export { Follower } from './follow/follower.js';
 export {
   addFollowerMeta,

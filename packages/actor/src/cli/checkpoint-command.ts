@@ -1,18 +1,33 @@
 /**
  * `heapless checkpoint publish --data DIR --nats URL --bucket B [--keep N]`: publishes the data directory of a
- * follower (a stopped `heapless serve --follow`, or one built offline with the follower metadata) as a checkpoint
- * in the JetStream object store: a live checkpoint of the map (engine + map image), uploaded with its position,
- * schema id and stream, sizes and checksums; then the schema's and stream's checkpoints are pruned to the newest N.
+ * follower (a running `heapless serve --follow`'s, a stopped one's, or one built offline with the follower metadata)
+ * as a checkpoint in the JetStream object store: a checkpoint of the map (engine + map image), uploaded with its
+ * position, schema id and stream, sizes and checksums; then the schema's and stream's checkpoints are pruned to the
+ * newest N.
+ *
+ * The directory is only read, through a read-only open of its engine (no lock: a server may hold it and go on
+ * writing), into a private copy beside it (DIR.publish-XXXXXX, removed in every case but a crash of this command)
+ * whose map is then checkpointed and uploaded as a follower's would be (read-only-copy.ts says why a copy).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { OffHeapMap } from '@heapless/offheap';
-import { CheckpointStore, connectToNats, publishMapCheckpoint } from '@heapless/replica';
+import {
+  CheckpointStore,
+  connectToNats,
+  publishMapCheckpoint,
+  ReplicaError,
+  readFollowerState,
+} from '@heapless/replica';
 import { ActorError } from '../errors.js';
+import { copyEngineReadOnly } from './read-only-copy.js';
 
 export const CHECKPOINT_USAGE = `Usage: heapless checkpoint publish --data DIR --nats URL --bucket B [--keep N]
 
-Publishes a follower's data directory (not in use by a running server) as a checkpoint in the
-JetStream object store bucket B, at the stream position stored in it:
+Publishes a follower's data directory as a checkpoint in the JetStream object store bucket B, at
+the stream position stored in it. DIR may be in use by a running server: it is only read (the
+state it had at one moment), into a copy beside it (DIR.publish-XXXXXX, removed after):
   --data DIR     the data directory (it must hold the follower metadata: position, schema)
   --nats URL     nats://HOST:PORT (repeat for a cluster's nodes)
   --bucket B     the object store bucket (created if missing)
@@ -69,25 +84,42 @@ function parse(argv: readonly string[]) {
 }
 
 /**
- * Runs the command; writes the manifest's summary as one JSON line to `out`. Throws the map's errors (a directory
- * in use is HEAPLESS_ERR_LOCKED) and the replica's (ReplicaError: INVALID_ARGUMENT for a directory without the
- * follower metadata, UNAVAILABLE...).
+ * Runs the command; writes the manifest's summary as one JSON line to `out`. Throws the engine's and map's errors
+ * (HEAPLESS_ERR_NOT_FOUND: no database in the directory) and the replica's (ReplicaError: INVALID_ARGUMENT for a
+ * directory without the follower metadata, UNAVAILABLE...).
  */
 export async function runCheckpointCommand(args: CheckpointArgs, out: (text: string) => void): Promise<void> {
-  const map = await OffHeapMap.open<string, unknown>({ dir: args.data });
+  const started = performance.now();
+  const copy = await mkdtemp(`${resolve(args.data)}.publish-`);
   try {
-    const nc = await connectToNats({ servers: args.servers });
+    await copyEngineReadOnly(args.data, copy);
+    const copyMs = performance.now() - started;
+    const map = await OffHeapMap.open<string, unknown>({ dir: copy });
     try {
-      const store = await CheckpointStore.open(nc, { bucket: args.bucket });
-      const p = await publishMapCheckpoint(map, store, { dir: args.data, keep: args.keep });
-      const { id, schema, position, stream, totalBytes, files } = p.manifest;
-      out(
-        `${JSON.stringify({ id, schema, position, stream, totalBytes, files: files.length, pruned: p.pruned, checkpointMs: Math.round(p.checkpointMs), uploadMs: Math.round(p.uploadMs) })}\n`,
-      );
+      // Checked here, so that the error names the directory given rather than the copy.
+      const state = readFollowerState(map);
+      if (state.position === undefined || state.schema === undefined)
+        throw new ReplicaError('INVALID_ARGUMENT', `${args.data} holds no follower position and schema`);
+      const nc = await connectToNats({ servers: args.servers });
+      try {
+        const store = await CheckpointStore.open(nc, { bucket: args.bucket });
+        const p = await publishMapCheckpoint(map, store, { dir: copy, keep: args.keep });
+        const { id, schema, position, stream, totalBytes, files } = p.manifest;
+        const ms = {
+          copyMs: Math.round(copyMs),
+          checkpointMs: Math.round(p.checkpointMs),
+          uploadMs: Math.round(p.uploadMs),
+        };
+        out(
+          `${JSON.stringify({ id, schema, position, stream, totalBytes, files: files.length, pruned: p.pruned, ...ms })}\n`,
+        );
+      } finally {
+        await nc.close();
+      }
     } finally {
-      await nc.close();
+      await map.close();
     }
   } finally {
-    await map.close();
+    await rm(copy, { recursive: true, force: true });
   }
 }

@@ -66,7 +66,13 @@ const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
   ['serve --tls-cert c.pem --tls-key k.pem', {}, { tlsCert: 'c.pem', tlsKey: 'k.pem' }],
   ['serve --host 0.0.0.0 --insecure', {}, { host: '0.0.0.0', insecure: true }],
   ['serve --tls-cert c.pem', {}, '--tls-cert and --tls-key go together'],
-  ['serve --heartbeat 1.5', {}, '--heartbeat must be an integer >= 1, got 1.5'],
+  ['serve --heartbeat 1.5', {}, '--heartbeat must be an integer from 1 to 2147483647, got 1.5'],
+  // A Node timer takes at most 2^31 - 1 ms; a longer delay fires after 1 ms.
+  ['serve --heartbeat 2147483647', {}, { heartbeatMs: 2147483647 }],
+  ['serve --heartbeat 2147483648', {}, '--heartbeat must be an integer from 1 to 2147483647, got 2147483648'],
+  ['serve --headers-timeout 2147483648', {}, '--headers-timeout must be an integer from 1 to 2147483647'],
+  ['serve --request-timeout 9999999999', {}, '--request-timeout must be an integer from 1 to 2147483647'],
+  ['serve --keep-alive-timeout 2147483648', {}, '--keep-alive-timeout must be an integer from 1 to 2147483647'],
   ['serve --max-reply-bytes 0', {}, '--max-reply-bytes must be an integer >= 1, got 0'],
   ['serve --max-request-bytes 1e6', {}, '--max-request-bytes must be an integer >= 1, got 1e6'],
   ['serve --token argv', { HEAPLESS_TOKEN: 'env' }, { token: 'argv' }],
@@ -101,7 +107,10 @@ const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
     },
   ],
   ['serve --periodic-compaction 86400', {}, { engine: { periodicCompaction: { everySeconds: 86400 } } }],
-  ['serve --periodic-compaction soon', {}, '--periodic-compaction must be seconds or HH:MM, got soon'],
+  ['serve --periodic-compaction soon', {}, '--periodic-compaction must be seconds from 0.001 to 31622400 or HH:MM'],
+  ['serve --periodic-compaction 99:99', {}, '--periodic-compaction must be seconds from 0.001 to 31622400 or HH:MM'],
+  ['serve --periodic-compaction 0', {}, '--periodic-compaction must be seconds from 0.001 to 31622400 or HH:MM'],
+  ['serve --periodic-compaction 31622401', {}, '--periodic-compaction must be seconds from 0.001'],
   ['serve --compression brotli', {}, '--compression must be one of none, snappy, lz4, zstd, deflate, got brotli'],
   ['serve --num-levels x', {}, '--num-levels must be an integer >= 0, got x'],
   ['serve --block-cache-size 1.5', {}, '--block-cache-size must be an integer >= 0, got 1.5'],
@@ -145,7 +154,12 @@ const cases: [string, Record<string, string>, Partial<CliArgs> | string][] = [
   ['serve --stream s', {}, '--stream goes with --follow'],
   ['serve --follow nats://a:1 --stream s --checkpoint-every 10', {}, '--checkpoint-every needs --bucket'],
   ['serve --follow nats://a:1 --stream s --max-replay 1e3', {}, '--max-replay must be an integer >= 0, got 1e3'],
-  ['serve --follow nats://a:1 --stream s --write-timeout 0', {}, '--write-timeout must be an integer >= 1, got 0'],
+  ['serve --follow nats://a:1 --stream s --write-timeout 0', {}, '--write-timeout must be an integer from 1 to'],
+  [
+    'serve --follow nats://a:1 --stream s --write-timeout 2147483648',
+    {},
+    '--write-timeout must be an integer from 1 to 2147483647, got 2147483648',
+  ],
 ];
 
 describe('parseCli', () => {
@@ -194,6 +208,11 @@ describe('parseCli --config', () => {
 
   const refusals: [string, unknown, string][] = [
     ['unknown key', { prot: 1 }, 'unknown key "prot" (known: data, memory, checkpointRoot, host, port'],
+    // Written as text: an object literal's __proto__ would set its prototype, not make a key.
+    ['__proto__ key', '{"__proto__": 1}', 'unknown key "__proto__" (known: data,'],
+    ['constructor key', '{"constructor": "x"}', 'unknown key "constructor" (known: data,'],
+    ['toString key', '{"toString": true}', 'unknown key "toString" (known: data,'],
+    ['heartbeat a timer cannot take', { heartbeatMs: 3e9 }, '--heartbeat must be an integer from 1 to 2147483647'],
     ['unknown engine key', { engine: { walOff: true } }, 'engine.walOff: unknown engine option (known: wal,'],
     ['wrong type', { port: '80' }, '"port" must be an integer'],
     ['wrong engine type', { engine: { blockCacheSize: '1' } }, 'engine.blockCacheSize must be an integer'],

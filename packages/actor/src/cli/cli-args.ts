@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ActorError } from '../errors.js';
+import { MAX_TIMER_MS } from '../server/publish-options.js';
 import { FOLLOW_FLAG_OPTIONS, FOLLOW_USAGE, type FollowArgs, followArgs } from './follow-args.js';
 import {
   configFlags,
@@ -7,6 +8,7 @@ import {
   ENGINE_FLAGS_USAGE,
   type EngineTuning,
   engineTuning,
+  integerFlag,
 } from './serve-config.js';
 
 /** `heapless serve` as parsed. */
@@ -107,6 +109,7 @@ Slow and dead connections:
   --keep-alive-timeout MS  idle time of a kept-alive HTTP connection (default 5000)
   --heartbeat MS           WebSocket ping interval; a peer silent for a whole interval is
                            closed (default 30000)
+  (each timeout is at most 2147483647 ms, the longest a Node timer takes)
 
 ${FOLLOW_USAGE}
 ${ENGINE_FLAGS_USAGE}`;
@@ -143,14 +146,15 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     tlsCert,
     tlsKey,
     insecure: values.insecure ?? false,
-    maxInFlight: positive(values, 'max-in-flight'),
-    maxRequestBytes: positive(values, 'max-request-bytes'),
-    maxReplyBytes: positive(values, 'max-reply-bytes'),
-    maxConnections: positive(values, 'max-connections'),
-    headersTimeoutMs: positive(values, 'headers-timeout'),
-    requestTimeoutMs: positive(values, 'request-timeout'),
-    keepAliveTimeoutMs: positive(values, 'keep-alive-timeout'),
-    heartbeatMs: positive(values, 'heartbeat'),
+    maxInFlight: integerFlag(values, 'max-in-flight', 1),
+    maxRequestBytes: integerFlag(values, 'max-request-bytes', 1),
+    maxReplyBytes: integerFlag(values, 'max-reply-bytes', 1),
+    maxConnections: integerFlag(values, 'max-connections', 1),
+    // Timeouts become timers, which take at most MAX_TIMER_MS.
+    headersTimeoutMs: integerFlag(values, 'headers-timeout', 1, MAX_TIMER_MS),
+    requestTimeoutMs: integerFlag(values, 'request-timeout', 1, MAX_TIMER_MS),
+    keepAliveTimeoutMs: integerFlag(values, 'keep-alive-timeout', 1, MAX_TIMER_MS),
+    heartbeatMs: integerFlag(values, 'heartbeat', 1, MAX_TIMER_MS),
     allowedOrigins: values['allow-origin'] ?? [],
     allowedHosts: values['allow-host'] ?? [],
     allowTokenInQuery: values['allow-token-in-query'] ?? false,
@@ -181,16 +185,6 @@ function checkpointRootOf(root: string | undefined, memory: boolean): string | u
   if (root === '') throw new ActorError('HEAPLESS_ERR_USAGE', '--checkpoint-root must not be empty');
   if (memory) throw new ActorError('HEAPLESS_ERR_USAGE', '--checkpoint-root needs a persisted map, not --memory');
   return root;
-}
-
-/** The integer >= 1 given as `--name`, or undefined when absent; a usage error otherwise. */
-function positive(values: Record<string, unknown>, name: string): number | undefined {
-  const v = values[name];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !/^[1-9]\d*$/.test(v) || !Number.isSafeInteger(Number(v))) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', `--${name} must be an integer >= 1, got ${v}`);
-  }
-  return Number(v);
 }
 
 function parseOptions(argv: readonly string[]) {

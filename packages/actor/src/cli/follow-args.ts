@@ -3,6 +3,8 @@
  * its map, and sends its writes through that stream.
  */
 import { ActorError } from '../errors.js';
+import { MAX_TIMER_MS } from '../server/publish-options.js';
+import { integerFlag } from './serve-config.js';
 
 /** A following server's settings, from its flags. */
 export interface FollowArgs {
@@ -76,26 +78,18 @@ export function followArgs(values: Record<string, unknown>, memory: boolean): Fo
   const stream = values.stream as string | undefined;
   if (stream === undefined) throw usage('--follow needs --stream NAME');
   const bucket = values.bucket as string | undefined;
-  const checkpointEvery = count(values, 'checkpoint-every', 1);
+  const checkpointEvery = integerFlag(values, 'checkpoint-every', 1);
   if (checkpointEvery !== undefined && bucket === undefined) throw usage('--checkpoint-every needs --bucket');
   return {
     servers,
     stream,
     schema: (values.schema as string | undefined) ?? 'default',
-    maxReplay: count(values, 'max-replay', 0),
+    maxReplay: integerFlag(values, 'max-replay', 0),
     bucket,
     serveStale: values['serve-stale'] === true,
     checkpointEvery,
-    keepCheckpoints: count(values, 'keep-checkpoints', 1),
-    writeTimeoutMs: count(values, 'write-timeout', 1) ?? DEFAULT_WRITE_TIMEOUT_MS,
+    keepCheckpoints: integerFlag(values, 'keep-checkpoints', 1),
+    // A timer's delay: at most MAX_TIMER_MS, or it would fire at once.
+    writeTimeoutMs: integerFlag(values, 'write-timeout', 1, MAX_TIMER_MS) ?? DEFAULT_WRITE_TIMEOUT_MS,
   };
-}
-
-/** The integer >= `min` given as `--name`, or undefined when absent. */
-function count(values: Record<string, unknown>, name: string, min: number): number | undefined {
-  const v = values[name];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < min)
-    throw usage(`--${name} must be an integer >= ${min}, got ${String(v)}`);
-  return Number(v);
 }

@@ -13,6 +13,7 @@ import { HeaplessError } from '@heapless/client/protocol';
 import {
   connectToNats,
   DEFAULT_CHANGE_LIMITS,
+  describeError,
   type FollowerLog,
   type FollowerStatus,
   isReplicaError,
@@ -74,7 +75,7 @@ export class OfflineFollowing implements FollowerSide {
   ) {
     this.map = local.map;
     this.start = local.start;
-    this.#lastError = describe(firstError);
+    this.#lastError = describeError(firstError);
     this.sink = { maxOps: DEFAULT_CHANGE_LIMITS.maxChanges, write: (ops) => this.#write(ops) };
     this.#connecting = this.#connect();
   }
@@ -82,7 +83,7 @@ export class OfflineFollowing implements FollowerSide {
   /** The follower's status once it exists; before, the local data's position, not caught up, lag unknown. */
   status(): FollowerStatus {
     if (this.#online !== undefined) return this.#online.follower.status();
-    const failure = this.#failure === undefined ? null : describe(this.#failure);
+    const failure = this.#failure === undefined ? null : describeError(this.#failure);
     return {
       stream: this.follow.stream,
       schema: this.follow.schema,
@@ -123,7 +124,7 @@ export class OfflineFollowing implements FollowerSide {
     const why =
       this.#failure === undefined
         ? `NATS has been unreachable since this server started (${this.#lastError})`
-        : `this server cannot follow its change stream (${describe(this.#failure)})`;
+        : `this server cannot follow its change stream (${describeError(this.#failure)})`;
     return Promise.reject(
       new HeaplessError('UNAVAILABLE', `the write was not stored in the change log: ${why}; reads serve local data`),
     );
@@ -152,17 +153,11 @@ export class OfflineFollowing implements FollowerSide {
       } catch (err) {
         if (!isReplicaError(err) || CANNOT_RESUME.has(err.code)) {
           this.#failure = err as Error;
-          this.log.warn({ err: describe(this.#failure) }, 'the stream cannot be followed: serving the local data');
+          this.log.warn({ err: describeError(this.#failure) }, 'the stream cannot be followed: serving the local data');
           return;
         }
-        this.#lastError = describe(err);
+        this.#lastError = describeError(err);
       }
     }
   }
-}
-
-/** An error as `CODE: message`, so that /healthz shows the stable code. */
-function describe(err: Error): string {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' ? `${code}: ${err.message}` : err.message;
 }

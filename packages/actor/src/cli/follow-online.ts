@@ -8,6 +8,7 @@ import type { OffHeapMap } from '@heapless/offheap';
 import {
   ChangePublisher,
   CheckpointStore,
+  describeError,
   ensureChangeStream,
   Follower,
   type FollowerLog,
@@ -65,7 +66,7 @@ export async function followOnline(
     } catch (err) {
       // NATS went away after the connection: a follower with local data serves it meanwhile.
       if (!isReplicaError(err, 'UNAVAILABLE') || localMap !== undefined) throw err;
-      log.warn({ err: err.message }, 'NATS unavailable at start: no checkpoint store this run');
+      log.warn({ err: describeError(err) }, 'NATS unavailable at start: no checkpoint store this run');
     }
     const follower = await Follower.open({
       nc,

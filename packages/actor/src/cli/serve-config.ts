@@ -110,12 +110,38 @@ const SERVE_KEYS: Record<string, { flag: string; kind: 'string' | 'integer' | 'b
   insecure: { flag: 'insecure', kind: 'boolean' },
 };
 
+/**
+ * The engine's bound on `periodicCompaction.everySeconds` (366 days), checked here too so that the command exits 2
+ * naming the flag instead of failing the engine's open (importing the engine to ask would load it for `--help`).
+ */
+const MAX_PERIOD_SECONDS = 366 * 24 * 3600;
+
 const COMPRESSIONS = ['none', 'snappy', 'lz4', 'zstd', 'deflate'];
 
 const KIND_NAMES = { string: 'a string', integer: 'an integer', boolean: 'a boolean', strings: 'an array of strings' };
 
 function usage(message: string): ActorError {
   return new ActorError('HEAPLESS_ERR_USAGE', message);
+}
+
+/**
+ * The integer from `min` to `max` given as `--name` (decimal digits only), or undefined when absent; throws
+ * HEAPLESS_ERR_USAGE naming the flag otherwise.
+ */
+export function integerFlag(
+  values: Record<string, unknown>,
+  name: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : Number.NaN;
+  if (!(n >= min && n <= max)) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw usage(`--${name} must be an integer ${range}, got ${String(v)}`);
+  }
+  return n;
 }
 
 /** The flags the config file at `path` stands for. Throws HEAPLESS_ERR_USAGE for an unreadable or bad file. */
@@ -135,7 +161,8 @@ export function configFlags(path: string): string[] {
       flags.push(...engineConfigFlags(path, value));
       continue;
     }
-    const spec = SERVE_KEYS[key];
+    // Not SERVE_KEYS[key]: "__proto__", "constructor" or "toString" would find Object.prototype's.
+    const spec = Object.hasOwn(SERVE_KEYS, key) ? SERVE_KEYS[key] : undefined;
     if (spec === undefined) {
       throw usage(
         `--config ${path}: unknown key "${key}" (known: ${[...Object.keys(SERVE_KEYS), 'engine'].join(', ')})`,
@@ -199,16 +226,14 @@ export function engineTuning(values: Record<string, unknown>): EngineTuning {
       out.compression = v as EngineTuning['compression'];
       continue;
     }
-    if (typeof v !== 'string' || !/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) {
-      throw usage(`--${flag} must be an integer >= 0, got ${String(v)}`);
-    }
-    out[option] = Number(v);
+    out[option] = integerFlag(values, flag, 0);
   }
   const p = values['periodic-compaction'];
   if (typeof p === 'string') {
-    if (/^\d{2}:\d{2}$/.test(p)) out.periodicCompaction = { at: p };
-    else if (/^\d+(\.\d+)?$/.test(p)) out.periodicCompaction = { everySeconds: Number(p) };
-    else throw usage(`--periodic-compaction must be seconds or HH:MM, got ${p}`);
+    const seconds = /^\d+(\.\d+)?$/.test(p) ? Number(p) : Number.NaN;
+    if (/^([01]\d|2[0-3]):[0-5]\d$/.test(p)) out.periodicCompaction = { at: p };
+    else if (seconds >= 0.001 && seconds <= MAX_PERIOD_SECONDS) out.periodicCompaction = { everySeconds: seconds };
+    else throw usage(`--periodic-compaction must be seconds from 0.001 to ${MAX_PERIOD_SECONDS} or HH:MM, got ${p}`);
   }
   return out;
 }

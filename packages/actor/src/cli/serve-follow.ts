@@ -7,6 +7,7 @@
 import type { OffHeapMap } from '@heapless/offheap';
 import {
   connectToNats,
+  describeError,
   type FollowerStart,
   type FollowerStatus,
   isReplicaError,
@@ -64,7 +65,7 @@ export async function openFollowing(args: ServeArgs, follow: FollowArgs): Promis
       throw isReplicaError(e, 'UNAVAILABLE') ? new ReplicaError('UNAVAILABLE', `${err.message}; ${e.message}`) : e;
     });
     log.warn(
-      { err: err.message, position: local.start.position },
+      { err: describeError(err), position: local.start.position },
       'NATS unreachable at start: serving the local data, connecting in the background',
     );
     return following(new OfflineFollowing(local, args, follow, log, err), log);

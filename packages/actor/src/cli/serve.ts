@@ -6,6 +6,7 @@ import { spawn } from '../runtime/spawn.js';
 import { Metrics } from '../server/metrics.js';
 import { type Published, publish } from '../server/publish.js';
 import type { ServeArgs } from './cli-args.js';
+import { dataDirUndo } from './data-dir-undo.js';
 import { serveEngineOptions } from './serve-config.js';
 import { type Following, openFollowing } from './serve-follow.js';
 
@@ -41,6 +42,8 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
     args.tlsCert !== undefined && args.tlsKey !== undefined
       ? { cert: readFileSync(args.tlsCert), key: readFileSync(args.tlsKey) }
       : undefined;
+  // Looked at before the open creates anything, to take back only what this start made if it fails after the open.
+  const undoData = args.memory ? async () => {} : await dataDirUndo(args.data);
   // The engine reports a directory locked by another process as HEAPLESS_ERR_LOCKED, naming the directory.
   const opening = performance.now();
   const following = args.follow === undefined ? undefined : await openFollowing(args, args.follow);
@@ -111,6 +114,7 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
   } catch (e) {
     await closeMap();
     metrics.close();
+    await undoData();
     throw e;
   }
   let server: Published;
@@ -139,8 +143,10 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
       ...(following === undefined ? {} : { health: following.health }),
     });
   } catch (e) {
+    // The port in use (EADDRINUSE) ends here: the data was opened first, see data-dir-undo.ts.
     await ref.stop();
     metrics.close();
+    await undoData();
     throw e;
   }
   following?.attachLog(server.log);

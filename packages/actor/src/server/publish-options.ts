@@ -36,6 +36,12 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** 5 s of silence on a kept-alive HTTP connection between requests (Node's own default). */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/**
+ * The longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms with only a
+ * TimeoutOverflowWarning, so a heartbeat of 2^31 ms would close every WebSocket at once. Every timeout option is
+ * checked against it.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** A ping every 30 s; a WebSocket peer that answered none of the last interval is closed (30 to 60 s dead). */
 export const DEFAULT_HEARTBEAT_MS = 30_000;
 
@@ -177,9 +183,21 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
   return n;
 }
 
+/** A timeout option: an integer of ms from 1 to {@link MAX_TIMER_MS}. */
+function durationMs(name: string, v: number | undefined, dflt: number): number {
+  const n = v ?? dflt;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_TIMER_MS)
+    throw new ActorError(
+      'HEAPLESS_ERR_INVALID_OPTION',
+      `${name} must be an integer from 1 to ${MAX_TIMER_MS} ms, got ${n}`,
+    );
+  return n;
+}
+
 /**
  * Checks `opts` and fills in the defaults. Throws `ActorError` `HEAPLESS_ERR_INSECURE_BIND` for a non-loopback host
- * without a token and `HEAPLESS_ERR_INVALID_OPTION` for an option out of range.
+ * without a token and `HEAPLESS_ERR_INVALID_OPTION` for an option out of range (a timeout beyond
+ * {@link MAX_TIMER_MS} included).
  */
 export function resolvePublishOptions(opts: PublishOptions, methods: Iterable<string>): ResolvedOptions {
   const host = opts.host ?? '127.0.0.1';
@@ -206,8 +224,8 @@ export function resolvePublishOptions(opts: PublishOptions, methods: Iterable<st
     methods: exposed, // a client's ref offers exactly these
     ...(streams.length > 0 ? { streams } : {}),
   };
-  const headersTimeoutMs = positiveInt('headersTimeoutMs', opts.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS);
-  const requestTimeoutMs = positiveInt(
+  const headersTimeoutMs = durationMs('headersTimeoutMs', opts.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS);
+  const requestTimeoutMs = durationMs(
     'requestTimeoutMs',
     opts.requestTimeoutMs,
     Math.max(DEFAULT_REQUEST_TIMEOUT_MS, headersTimeoutMs),
@@ -227,7 +245,7 @@ export function resolvePublishOptions(opts: PublishOptions, methods: Iterable<st
       maxReplyBytes: positiveInt('maxReplyBytes', opts.maxReplyBytes, DEFAULT_MAX_REPLY_BYTES),
     },
     maxBodyBytes: positiveInt('maxBodyBytes', opts.maxBodyBytes, DEFAULT_MAX_BODY_BYTES),
-    heartbeatMs: positiveInt('heartbeatMs', opts.heartbeatMs, DEFAULT_HEARTBEAT_MS),
+    heartbeatMs: durationMs('heartbeatMs', opts.heartbeatMs, DEFAULT_HEARTBEAT_MS),
     allowedHosts: [...(opts.allowedHosts ?? []), ...(isIP(host) === 0 ? [host] : [])],
     allowedOrigins: origins(opts.allowedOrigins ?? []),
     allowTokenInQuery: opts.allowTokenInQuery ?? false,
@@ -236,7 +254,7 @@ export function resolvePublishOptions(opts: PublishOptions, methods: Iterable<st
       maxConnections: positiveInt('maxConnections', opts.maxConnections, DEFAULT_MAX_CONNECTIONS),
       headersTimeoutMs,
       requestTimeoutMs,
-      keepAliveTimeoutMs: positiveInt('keepAliveTimeoutMs', opts.keepAliveTimeoutMs, DEFAULT_KEEP_ALIVE_TIMEOUT_MS),
+      keepAliveTimeoutMs: durationMs('keepAliveTimeoutMs', opts.keepAliveTimeoutMs, DEFAULT_KEEP_ALIVE_TIMEOUT_MS),
     },
   };
 }

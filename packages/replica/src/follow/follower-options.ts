@@ -6,6 +6,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { checkName, checkSchemaId } from '../change-format.js';
 import type { ChangeMessage } from '../change-message.js';
 import type { CheckpointStore } from '../checkpoint-store.js';
+import { durationMs } from '../duration.js';
 import { ReplicaError } from '../errors.js';
 import type { MapOpenOptions } from './local-data.js';
 import type { StartPlan } from './start-plan.js';
@@ -105,9 +106,9 @@ export interface FollowerStatus {
   readonly applyRate: number;
   /** Messages applied since open. */
   readonly applied: number;
-  /** Why reading is interrupted now (NATS unreachable...), or null. */
+  /** Why reading is interrupted now (NATS unreachable...), as `CODE: message`, or null. */
   readonly lastError: string | null;
-  /** The error that stopped the follower for good, or null. */
+  /** The error that stopped the follower for good, as `CODE: message` (e.g. `SCHEMA_MISMATCH: ...`), or null. */
   readonly failure: string | null;
   readonly start: FollowerStart;
 }
@@ -120,6 +121,7 @@ export type FollowerSettings = FollowerOptions &
 export function followerSettings(options: FollowerOptions): FollowerSettings {
   checkName('a stream name', options.stream);
   checkSchemaId(options.schema);
+  if (options.fetchExpiresMs !== undefined) durationMs('fetchExpiresMs', options.fetchExpiresMs, 1_000);
   if (options.checkpointEvery !== undefined) {
     positive('checkpointEvery', options.checkpointEvery);
     if (options.checkpoints === undefined)

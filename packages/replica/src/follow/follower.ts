@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { MAP_IMAGE_FILE, type OffHeapMap } from '@heapless/offheap';
 import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change-consumer.js';
 import { readStreamPosition, type StreamPosition } from '../change-stream.js';
-import { isReplicaError, ReplicaError } from '../errors.js';
+import { durationMs } from '../duration.js';
+import { describeError, isReplicaError, ReplicaError } from '../errors.js';
 import { WakeablePause } from '../pause.js';
 import { addFollowerMeta } from './follower-meta.js';
 import { openFollowerData } from './follower-open.js';
@@ -141,8 +142,12 @@ export class Follower {
         this.failed === undefined,
       applyRate: this.applyRate(),
       applied: this.appliedTotal,
-      lastError: this.connected ? (lastError?.message ?? null) : 'disconnected from NATS',
-      failure: this.failed === undefined ? null : String((this.failed as Error).message ?? this.failed),
+      lastError: this.connected
+        ? lastError === undefined
+          ? null
+          : describeError(lastError)
+        : 'disconnected from NATS',
+      failure: this.failed === undefined ? null : describeError(this.failed),
       start: this.start,
     };
   }
@@ -154,7 +159,8 @@ export class Follower {
 
   /**
    * Resolves once sequence `seq` is applied (and durable at the map's level). Rejects with UNAVAILABLE when that
-   * does not happen within `timeoutMs`, with the follower's failure if it stopped, with CLOSED on close.
+   * does not happen within `timeoutMs`, with the follower's failure if it stopped, with CLOSED on close, and with
+   * INVALID_ARGUMENT for a `timeoutMs` that is not an integer from 1 to 2^31 - 1 (the longest a timer takes).
    */
   waitFor(seq: number, timeoutMs?: number): Promise<void> {
     this.noteSequence(seq);
@@ -162,6 +168,8 @@ export class Follower {
     if (this.failed !== undefined) return Promise.reject(this.failed);
     if (this.stopping) return Promise.reject(new ReplicaError('CLOSED', 'the follower is closed'));
     return new Promise((resolve, reject) => {
+      // Thrown here, the check rejects the promise: a longer delay would fire at once.
+      if (timeoutMs !== undefined) durationMs('timeoutMs', timeoutMs);
       const timer =
         timeoutMs === undefined
           ? undefined
@@ -291,7 +299,7 @@ export class Follower {
       } catch (err) {
         if (this.stopping) break;
         if (isReplicaError(err, 'UNAVAILABLE')) {
-          this.options.log?.warn({ err: (err as Error).message }, 'NATS unreachable: retrying');
+          this.options.log?.warn({ err: describeError(err) }, 'NATS unreachable: retrying');
           await this.pause.sleep(RESTART_PAUSE_MS);
           continue;
         }
@@ -340,7 +348,7 @@ export class Follower {
   private fail(err: unknown): void {
     if (this.failed !== undefined || this.stopping) return;
     this.failed = err;
-    this.options.log?.warn({ err: (err as Error).message, position: this.positionNow }, 'follower stopped');
+    this.options.log?.warn({ err: describeError(err), position: this.positionNow }, 'follower stopped');
     this.rejectWaiters(err);
     void this.consumer?.close();
   }
@@ -372,7 +380,7 @@ export class Follower {
           this.lastCheckpointAt = before;
           const delay = this.checkpointRetryMs;
           this.checkpointRetryMs = Math.min(delay * 2, CHECKPOINT_RETRY_MAX_MS);
-          this.options.log?.warn({ err: (err as Error).message, retryMs: delay }, 'checkpoint not published');
+          this.options.log?.warn({ err: describeError(err), retryMs: delay }, 'checkpoint not published');
           if (this.stopping) return;
           this.checkpointRetry = setTimeout(() => {
             this.checkpointRetry = undefined;

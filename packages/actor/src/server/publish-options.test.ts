@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_TIMER_MS, type PublishOptions, resolvePublishOptions } from './publish-options.js';
+
+const TIMEOUTS = ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'heartbeatMs'] as const;
+
+describe('resolvePublishOptions timeouts', () => {
+  it('takes the longest delay a Node timer takes', () => {
+    const all = Object.fromEntries(TIMEOUTS.map((name) => [name, MAX_TIMER_MS])) as PublishOptions;
+    const o = resolvePublishOptions(all, []);
+    expect([o.server.headersTimeoutMs, o.server.requestTimeoutMs, o.server.keepAliveTimeoutMs, o.heartbeatMs]).toEqual([
+      MAX_TIMER_MS,
+      MAX_TIMER_MS,
+      MAX_TIMER_MS,
+      MAX_TIMER_MS,
+    ]);
+  });
+
+  for (const name of TIMEOUTS) {
+    it(`refuses a ${name} that a timer would clamp to 1 ms, naming it`, () => {
+      // requestTimeoutMs must be at least headersTimeoutMs: keep that true, so that only the range is at fault.
+      const tooLong = MAX_TIMER_MS + 1;
+      const options = {
+        headersTimeoutMs: 1,
+        requestTimeoutMs: name === 'headersTimeoutMs' ? tooLong : 1,
+        [name]: tooLong,
+      };
+      expect(() => resolvePublishOptions(options, [])).toThrow(
+        expect.objectContaining({
+          code: 'HEAPLESS_ERR_INVALID_OPTION',
+          message: `${name} must be an integer from 1 to ${MAX_TIMER_MS} ms, got ${tooLong}`,
+        }),
+      );
+    });
+  }
+});

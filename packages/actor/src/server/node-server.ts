@@ -10,7 +10,9 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
  * the connection cap and timeouts of `t`. Node closes a
  * connection whose headers (an upgrade's too) or whole request take too long with 408, and a kept-alive one idle
  * between requests; it checks them every `connectionsCheckingInterval`, a quarter of the headers timeout (at most 1 s),
- * so a slow connection is closed within about 1.25 times its timeout.
+ * so a slow connection is closed within about 1.25 times its timeout. With TLS, Node starts the HTTP clock only once
+ * the TLS handshake is done, so the handshake gets the headers timeout of its own: a peer that never finishes it is
+ * closed then (no 408: there is no TLS to send it over), not after Node's default of 120 s.
  */
 export function nodeServerFactory(t: ServerTimeouts, tls: TlsOptions | null): (handler: Handler) => Server {
   return (handler) => {
@@ -24,7 +26,10 @@ export function nodeServerFactory(t: ServerTimeouts, tls: TlsOptions | null): (h
     if (tls === null) server = createServer(options, handler);
     else {
       try {
-        server = createTlsServer({ ...options, cert: tls.cert, key: tls.key }, handler);
+        server = createTlsServer(
+          { ...options, handshakeTimeout: t.headersTimeoutMs, cert: tls.cert, key: tls.key },
+          handler,
+        );
       } catch (cause) {
         throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `tls: ${(cause as Error).message}`, { cause });
       }

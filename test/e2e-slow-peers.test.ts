@@ -1,10 +1,9 @@
 // Issue 11 §3: slow and half-open connections are closed, with short settings: headers sent a byte at a time, a
 // half-sent upgrade, an idle kept-alive connection, a WebSocket peer that answers no ping, a flood of sockets.
-import type { Socket } from 'node:net';
 import { Actor, type Published, publish, spawn } from '@heapless/actor';
 import { connect } from '@heapless/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedBy, tcp, upgradeRequest } from './raw-socket.js';
+import { closedWithin, tcp, upgradeRequest } from './raw-socket.js';
 
 class Gate extends Actor {
   static override readonly exposed = ['echo', 'hold'] as const;
@@ -40,20 +39,6 @@ afterAll(async () => {
   await server.close();
   await ref.stop();
 });
-
-/** Resolves with what `socket` received once the server closed it; fails if it is still open after `ms`. */
-async function closedWithin(socket: Socket, ms: number): Promise<Buffer> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`still open after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([closedBy(socket), deadline]);
-  } finally {
-    clearTimeout(timer);
-    socket.destroy();
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Actor, ActorError, type Published, publish, spawn } from '@heapless/actor';
 import { connect, httpClient } from '@heapless/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedWithin, tcp } from './raw-socket.js';
 import { type Child, startServe } from './serve-child.js';
 
 class Echo extends Actor {
@@ -112,5 +113,28 @@ describe('TLS', () => {
     await expect(refused).rejects.toThrow(
       /exited with 1: heapless: HEAPLESS_ERR_INSECURE_BIND: refusing to listen on 0\.0\.0\.0 without TLS/,
     );
+  });
+
+  it('heapless serve closes a peer that does not finish its TLS handshake within the headers timeout', async () => {
+    // Node times the headers only once the handshake is done; the handshake has its own timeout, 120 s unless set.
+    const headersTimeoutMs = 2000;
+    const s = await startServe([
+      '--memory',
+      '--tls-cert',
+      certFile,
+      '--tls-key',
+      keyFile,
+      '--headers-timeout',
+      String(headersTimeoutMs),
+    ]);
+    children.push(s);
+    const port = Number(new URL(s.httpUrl).port);
+    const [silent, partial] = await Promise.all([tcp(port), tcp(port)]);
+    const connected = performance.now();
+    partial.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01])); // the start of a ClientHello
+    // 1.25 times the timeout: the handshake timer is the socket's own, so only a busy event loop can make it late.
+    const bound = headersTimeoutMs * 1.25;
+    await Promise.all([closedWithin(silent, bound), closedWithin(partial, bound)]);
+    expect(performance.now() - connected).toBeGreaterThan(headersTimeoutMs - 100);
   });
 });

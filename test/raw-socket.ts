@@ -50,6 +50,20 @@ export function closedBy(socket: Socket): Promise<Buffer> {
   return new Promise((resolve) => socket.once('close', () => resolve(Buffer.concat(chunks))));
 }
 
+/** Resolves with what `socket` received once the server closed it; fails if it is still open after `ms`. */
+export async function closedWithin(socket: Socket, ms: number): Promise<Buffer> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still open after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([closedBy(socket), deadline]);
+  } finally {
+    clearTimeout(timer);
+    socket.destroy();
+  }
+}
+
 /** Polls `check` every `everyMs` until it is true; rejects after `maxMs` (a wait, not a speed assertion). */
 export async function until(check: () => boolean | Promise<boolean>, what: string, maxMs = 30_000, everyMs = 50) {
   const end = Date.now() + maxMs;

@@ -88,7 +88,10 @@ export interface PublishOptions {
   maxReplyBytes?: number;
   /** Open connections (HTTP and WebSocket); one beyond is closed as it arrives. Default 4096. */
   maxConnections?: number;
-  /** Time a connection has to send a request's headers (an upgrade's too); default 10 s, then 408 and closed. */
+  /**
+   * Time a connection has to send a request's headers (an upgrade's too); default 10 s, then 408 and closed (within
+   * 1.25 times it). With `tls`, also the time it has to finish the TLS handshake (then closed without 408).
+   */
   headersTimeoutMs?: number;
   /** Time a connection has to send a whole HTTP request; default 30 s, at least `headersTimeoutMs`. */
   requestTimeoutMs?: number;

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import { CLOSE_CODES, type ErrorCode, HeaplessError, PROTOCOL } from '@heapless/client/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -33,6 +34,19 @@ function refusalMessage(code: ErrorCode, host: string | undefined, origin: strin
   return code === 'HOST_NOT_ALLOWED'
     ? `host ${host ?? '(none)'} is not one this server answers to`
     : `origin ${origin} is not allowed`;
+}
+
+/**
+ * Answers an upgrade the server will not complete and lets go of its socket once the answer is written. After the
+ * `upgrade` event the socket is no longer Node's HTTP server's: nothing listens for its errors (a peer that resets it
+ * would make the write's ECONNRESET an uncaught error, which ends the process), Node's header and request timeouts no
+ * longer apply, and the server's sockets stay open for reading after `end()` until the peer closes its side, so a
+ * peer that never did would hold the socket, and a place under `maxConnections`, for ever.
+ */
+function refuseUpgrade(socket: Duplex, response: string): void {
+  socket.on('error', () => socket.destroy());
+  socket.once('finish', () => socket.destroy());
+  socket.end(response);
 }
 
 /** What fastify's own errors mean in the wire table. */
@@ -166,13 +180,16 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (closing || url.pathname !== path) {
       const status = closing ? '503 Service Unavailable' : '404 Not Found';
-      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      refuseUpgrade(socket, `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
     const offered = req.headers['sec-websocket-protocol'];
     if (offered !== undefined && !offersProtocol(offered, PROTOCOL)) {
       // Other subprotocols only: no handshake can succeed (a client fails one that selects none of its own).
-      socket.end(upgradeRefusal('400 Bad Request', 'UNSUPPORTED_PROTOCOL', `the ${PROTOCOL} subprotocol is required`));
+      refuseUpgrade(
+        socket,
+        upgradeRefusal('400 Bad Request', 'UNSUPPORTED_PROTOCOL', `the ${PROTOCOL} subprotocol is required`),
+      );
       return;
     }
     const verdict = guard.check(req.headers.host, req.headers.origin);

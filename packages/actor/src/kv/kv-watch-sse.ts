@@ -58,6 +58,12 @@ function changeJson(packr: Packr, c: DecodedChange): string {
  * changes, not their JSON (up to six times larger).
  */
 const WRITE_BYTES = 64 * 1024;
+/**
+ * How long an ended stream waits for its peer to read what it was sent and the end event: a peer that has not read
+ * in that time is gone or hostile, and its socket (and what it held) is let go, as a WebSocket peer that does not
+ * answer the close is dropped.
+ */
+const END_GRACE_MS = 10_000;
 
 /** Items pushed and not yet written as events: `at` is where the next change starts. */
 interface Waiting {
@@ -74,6 +80,7 @@ class SseSink implements PushSink {
   readonly #res: ServerResponse;
   readonly #packr: Packr;
   readonly #timer: ReturnType<typeof setInterval>;
+  #grace: ReturnType<typeof setTimeout> | undefined;
   readonly #held = new HeldMemory();
   readonly #waiting: Waiting[] = [];
   readonly #change: DecodedChange = { sequence: 0, key: EMPTY, value: null, end: 0 };
@@ -91,6 +98,7 @@ class SseSink implements PushSink {
     });
     res.once('close', () => {
       clearInterval(this.#timer);
+      clearTimeout(this.#grace);
       this.#waiting.length = 0;
       onGone();
     });
@@ -115,6 +123,11 @@ class SseSink implements PushSink {
     this.#endEvent = `event: end\ndata: ${JSON.stringify({ code, wire: ERROR_CODES[code].wire, message })}\n\n`;
     if (now) this.#waiting.length = 0;
     this.#flush();
+    if (this.#endEvent !== null || this.#res.writableLength > 0) {
+      const res = this.#res;
+      this.#grace = setTimeout(() => res.destroy(), END_GRACE_MS);
+      this.#grace.unref();
+    }
   }
 
   /** Writes waiting changes as events while the response holds less than WRITE_BYTES, then the end when due. */

@@ -17,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Packr } from 'msgpackr';
 import type { ActorHandle } from '../runtime/actor-handle.js';
 import { isPushStream, type PushSink, type PushStream } from '../runtime/push-stream.js';
-import { unpackBody } from '../server/http-reply.js';
+import { changeJson } from './change-json.js';
 import { strictQuery } from './kv-http.js';
 
 /** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
@@ -33,18 +33,6 @@ export function parseSequence(text: string | undefined, what: string): number | 
     throw new HeaplessError('BAD_ARGUMENTS', `${what} is a sequence number (decimal digits, at most 2^53 - 1)`);
   }
   return n;
-}
-
-/** The JSON of one change's event data. */
-function changeJson(packr: Packr, [sequence, key, value]: KvChange): string {
-  if (value === null) return JSON.stringify({ sequence, key, deleted: true });
-  try {
-    const json = JSON.stringify({ sequence, key, value: unpackBody(packr, value) });
-    if (json !== undefined) return json;
-  } catch {
-    // not msgpack (unpackBody is strict: no trailing bytes, no 0xc1), or no JSON form (a bigint): sent as bytes
-  }
-  return JSON.stringify({ sequence, key, bytes: Buffer.from(value).toString('base64') });
 }
 
 /** One SSE response as a watch's sink. */

@@ -72,6 +72,7 @@ function decodeQueryPart(s: string): string {
  */
 export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier): void {
   const packr = replier.packr;
+  const decoder = replier.decoder;
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser([MSGPACK, OCTETS], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -86,14 +87,14 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
   const bodyValue = (req: FastifyRequest): unknown => {
     const b = req.body;
     if (isJsonBody(b)) return b.json;
-    if (Buffer.isBuffer(b) && (req.headers['content-type'] ?? '').startsWith(MSGPACK)) return unpackBody(packr, b);
+    if (Buffer.isBuffer(b) && (req.headers['content-type'] ?? '').startsWith(MSGPACK)) return unpackBody(decoder, b);
     throw new HeaplessError('BAD_REQUEST', 'a JSON or msgpack body is needed');
   };
   /** A stored value as JSON can carry it: decoded from msgpack. */
   const decoded = (bytes: Uint8Array | undefined): unknown => {
     if (bytes === undefined || bytes === null) return null;
     try {
-      return packr.unpack(bytes);
+      return decoder.unpack(bytes);
     } catch (cause) {
       throw new HeaplessError('UNSUPPORTED_MEDIA_TYPE', `the value is not msgpack: ask for ${OCTETS}`, { cause });
     }
@@ -121,7 +122,7 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
   const sendJson = (reply: FastifyReply, value: unknown) =>
     reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
 
-  watchRoute(scope, handle, packr);
+  watchRoute(scope, handle, replier);
 
   scope.get('/v1/kv/:key', async (req, reply) => {
     const key = keyOf(req);

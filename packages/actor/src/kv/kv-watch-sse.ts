@@ -14,9 +14,9 @@
 import type { ServerResponse } from 'node:http';
 import { ERROR_CODES, type ErrorCode, HeaplessError, type KvChange } from '@heapless/client/protocol';
 import type { FastifyInstance } from 'fastify';
-import type { Packr } from 'msgpackr';
 import type { ActorHandle } from '../runtime/actor-handle.js';
 import { isPushStream, type PushSink, type PushStream } from '../runtime/push-stream.js';
+import type { HttpReplier } from '../server/http-reply.js';
 import { changeJson } from './change-json.js';
 import { strictQuery } from './kv-http.js';
 
@@ -38,13 +38,13 @@ export function parseSequence(text: string | undefined, what: string): number | 
 /** One SSE response as a watch's sink. */
 class SseSink implements PushSink {
   readonly #res: ServerResponse;
-  readonly #packr: Packr;
+  readonly #replier: HttpReplier;
   readonly #timer: ReturnType<typeof setInterval>;
   #ended = false;
 
-  constructor(res: ServerResponse, packr: Packr, onGone: () => void) {
+  constructor(res: ServerResponse, replier: HttpReplier, onGone: () => void) {
     this.#res = res;
-    this.#packr = packr;
+    this.#replier = replier;
     this.#timer = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     res.once('close', () => {
       clearInterval(this.#timer);
@@ -58,9 +58,9 @@ class SseSink implements PushSink {
 
   push(items: Uint8Array, count: number): void {
     if (this.#ended || count === 0) return;
-    const changes = this.#packr.unpackMultiple(items) as KvChange[];
+    const changes = this.#replier.packr.unpackMultiple(items) as KvChange[];
     let text = '';
-    for (const c of changes) text += `id: ${c[0]}\nevent: change\ndata: ${changeJson(this.#packr, c)}\n\n`;
+    for (const c of changes) text += `id: ${c[0]}\nevent: change\ndata: ${changeJson(this.#replier.decoder, c)}\n\n`;
     this.#res.write(text);
   }
 
@@ -79,7 +79,7 @@ class SseSink implements PushSink {
  * come before the stream opens, as a JSON error with their status (400, 410 SEQUENCE_GONE...). The server's close
  * ends every stream with SHUTTING_DOWN first.
  */
-export function watchRoute(scope: FastifyInstance, handle: ActorHandle, packr: Packr): void {
+export function watchRoute(scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier): void {
   const open = new Set<{ stream: PushStream<unknown>; sink: SseSink }>();
   scope.addHook('preClose', (done) => {
     for (const o of [...open]) {
@@ -108,7 +108,7 @@ export function watchRoute(scope: FastifyInstance, handle: ActorHandle, packr: P
     res.write(`event: open\ndata: ${JSON.stringify(stream.head)}\n\n`);
     const entry = {
       stream,
-      sink: new SseSink(res, packr, () => {
+      sink: new SseSink(res, replier, () => {
         open.delete(entry);
         stream.cancel();
       }),

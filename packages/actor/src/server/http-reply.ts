@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCode, HeaplessError, MSGPACK_OPTIONS } from '@heapless/client/protocol';
+import { ERROR_CODES, type ErrorCode, HeaplessError, MSGPACK_OPTIONS, MsgpackDecoder } from '@heapless/client/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { C1, Packr } from 'msgpackr';
 import { errorBody } from './wire-error.js';
@@ -12,10 +12,11 @@ export function wantsMsgpack(req: FastifyRequest): boolean {
 
 /**
  * Answers HTTP requests in the type they ask for: msgpack when `accept` names it, JSON otherwise (`undefined` as
- * `null`). One encoder per server.
+ * `null`). One encoder and one decoder (of bodies and stored values; it renames no map key) per server.
  */
 export class HttpReplier {
   readonly packr = new Packr(MSGPACK_OPTIONS);
+  readonly decoder = new MsgpackDecoder();
 
   value(req: FastifyRequest, reply: FastifyReply, status: number, value: unknown): FastifyReply {
     reply.code(status);
@@ -29,14 +30,15 @@ export class HttpReplier {
 }
 
 /**
- * `bytes` decoded as one msgpack value. Throws `BAD_FRAME` when they are not msgpack: msgpackr refuses them
- * (truncated, trailing bytes, an unknown extension), or they hold the byte 0xc1 as a value, which msgpack never uses
- * and msgpackr decodes to a marker object instead of failing.
+ * `bytes` decoded as one msgpack value, every map key as sent (`__proto__` too, as an own property). Throws
+ * `BAD_FRAME` when they are not msgpack: msgpackr refuses them (truncated, trailing bytes, an unknown extension), a
+ * map key has no string form, or they hold the byte 0xc1 as a value, which msgpack never uses and msgpackr decodes
+ * to a marker object instead of failing.
  */
-export function unpackBody(packr: Packr, bytes: Uint8Array): unknown {
+export function unpackBody(decoder: MsgpackDecoder, bytes: Uint8Array): unknown {
   let value: unknown;
   try {
-    value = packr.unpack(bytes);
+    value = decoder.unpack(bytes);
   } catch (cause) {
     throw new HeaplessError('BAD_FRAME', 'body is not msgpack', { cause });
   }

@@ -62,7 +62,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   const guard = new RequestGuard(o.allowedHosts, o.allowedOrigins);
   const metrics = opts.metrics;
   const replier = new HttpReplier();
-  const packr = replier.packr;
+  const decoder = replier.decoder;
 
   const app = Fastify({
     serverFactory: nodeServerFactory(o.server, o.tls),
@@ -86,7 +86,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   app.removeContentTypeParser('text/plain'); // a body is an args array: JSON or msgpack only
   app.addContentTypeParser(MSGPACK, { parseAs: 'buffer' }, (_req, body, done) => {
     try {
-      done(null, unpackBody(packr, body as Buffer));
+      done(null, unpackBody(decoder, body as Buffer));
     } catch (e) {
       done(e as Error, undefined);
     }

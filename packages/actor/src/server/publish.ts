@@ -4,7 +4,16 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { handleOf } from '../runtime/actor-handle.js';
 import { isPushStream } from '../runtime/push-stream.js';
 import { bearerToken, digest, tokenMatches, upgradeToken } from './auth.js';
-import { HttpReplier, MSGPACK, offersProtocol, routerErrorCode, unpackBody, upgradeRefusal } from './http-reply.js';
+import {
+  HttpReplier,
+  JSON_TYPE,
+  MSGPACK,
+  offersProtocol,
+  routerErrorCode,
+  takesBodies,
+  unpackBody,
+  upgradeRefusal,
+} from './http-reply.js';
 import { nodeServerFactory } from './node-server.js';
 import { type PublishOptions, resolvePublishOptions } from './publish-options.js';
 import { CORS_PREFLIGHT_HEADERS, RequestGuard } from './request-guard.js';
@@ -121,7 +130,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   });
 
   app.get('/healthz', async () => ({ ok: true, ...opts.health?.() }));
-  app.post('/v1/call/:method', async (req, reply) => {
+  app.post('/v1/call/:method', { preParsing: takesBodies([JSON_TYPE, MSGPACK]) }, async (req, reply) => {
     const { method } = req.params as { method: string };
     const args = req.body;
     if (!Array.isArray(args)) throw new HeaplessError('BAD_REQUEST', 'the body must be the array of arguments');

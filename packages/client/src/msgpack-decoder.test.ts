@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
-import { MsgpackDecoder } from './msgpack-decoder.js';
+import { holdsProtoPortable, MsgpackDecoder } from './msgpack-decoder.js';
 import { MSGPACK_OPTIONS } from './msgpack-options.js';
 
 const decoder = new MsgpackDecoder();
@@ -67,6 +67,20 @@ describe('MsgpackDecoder', () => {
         const bytes = plain.pack(v);
         expect(decoder.unpack(bytes)).toEqual(plain.unpack(bytes));
       }),
+    );
+  });
+
+  it('finds __proto__ without Buffer (browsers) wherever Buffer finds it', () => {
+    const bytes = fc.array(fc.constantFrom(0x5f, 0x70, 0x72, 0x6f, 0x74, 0x61), { maxLength: 64 });
+    const cases = fc.oneof(
+      bytes.map((b) => Uint8Array.from(b)),
+      fc.tuple(bytes, bytes).map(([a, b]) => Uint8Array.from([...a, ...Buffer.from('__proto__'), ...b])),
+    );
+    fc.assert(
+      fc.property(cases, (b) => {
+        expect(holdsProtoPortable(b)).toBe(Buffer.from(b).includes('__proto__'));
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -251,6 +251,18 @@ describe('one rule for every HTTP answer', () => {
       expect(body.message, what).toContain(`send ${accepted}`);
     }
     expect(await kv.has('t:1')).toBe(false);
+    // fastify parses even an empty body by its content-type: that one is refused the same way.
+    const empty = await fetch(url('/v1/call/get'), { method: 'POST', headers: { 'content-type': 'text/plain' } });
+    expect([empty.status, empty.headers.get('accept')]).toEqual([415, requests]);
+    const withBody = await fetch(url('/v1/kv/t:1'), {
+      method: 'DELETE',
+      headers: { 'content-type': 'text/plain' },
+      body: 'x',
+    });
+    expect([withBody.status, await withBody.json()]).toEqual([
+      415,
+      { code: 'UNSUPPORTED_MEDIA_TYPE', wire: 106, message: 'DELETE /v1/kv/:key takes no body (and no content-type)' },
+    ]);
   });
 });
 

@@ -85,6 +85,7 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
   const requestBody = { preParsing: takesBodies([JSON_TYPE, MSGPACK]) };
   /** Routes whose body is a value to store: JSON (encoded to msgpack once), msgpack or any bytes, stored as they are. */
   const valueBody = { preParsing: takesBodies([JSON_TYPE, MSGPACK, OCTETS]) };
+  const noBody = { preParsing: takesBodies([]) };
 
   /** A decoded body: JSON as parsed, msgpack unpacked. */
   const bodyValue = (req: FastifyRequest): unknown => {
@@ -163,12 +164,12 @@ export function kvRoutes(scope: FastifyInstance, handle: ActorHandle, replier: H
     return replier.value(req, reply, 200, result);
   });
 
-  scope.delete('/v1/kv/_meta/:name', async (req, reply) => {
+  scope.delete('/v1/kv/_meta/:name', noBody, async (req, reply) => {
     const result = await handle.call('deleteMeta', [nameOf(req), { sync: syncOf(req) }]);
     return replier.value(req, reply, 200, result);
   });
 
-  scope.delete('/v1/kv/:key', async (req, reply) => {
+  scope.delete('/v1/kv/:key', noBody, async (req, reply) => {
     const deleted = await handle.call('delete', [keyOf(req), { sync: syncOf(req) }]);
     return replier.value(req, reply, 200, { deleted });
   });

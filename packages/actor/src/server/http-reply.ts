@@ -45,9 +45,9 @@ function bodyType(req: FastifyRequest): string {
 }
 
 /**
- * A route's `preParsing` hook that takes bodies of `types` only: another type, or a body without one, is `415
- * UNSUPPORTED_MEDIA_TYPE` whose message and `Accept` header list `types` (a route takes no other, so fastify's own
- * 415, which names none, is never reached).
+ * A route's `preParsing` hook that takes bodies of `types` only (none when empty): a content-type not of `types`
+ * (fastify parses by it even an empty body), or a body without one, is `415 UNSUPPORTED_MEDIA_TYPE` whose message
+ * and `Accept` header list `types`, so that fastify's own 415, which names none, is never reached.
  */
 export function takesBodies(types: readonly string[]): preParsingHookHandler {
   const list = types.join(', ');
@@ -55,12 +55,17 @@ export function takesBodies(types: readonly string[]): preParsingHookHandler {
     const type = bodyType(req);
     const length = req.headers['content-length'];
     const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-    if (types.includes(type) || (type === '' && !hasBody)) {
+    if (type === '' ? !hasBody : types.includes(type)) {
       done(null, payload);
       return;
     }
-    reply.header('accept', list);
+    if (types.length === 0) {
+      const route = `${req.method} ${req.routeOptions.url}`;
+      done(new HeaplessError('UNSUPPORTED_MEDIA_TYPE', `${route} takes no body (and no content-type)`));
+      return;
+    }
     const what = type === '' ? 'a body without a content-type' : `content-type ${type}`;
+    reply.header('accept', list);
     done(new HeaplessError('UNSUPPORTED_MEDIA_TYPE', `${what} is not taken here; send ${list}`));
   };
 }

@@ -150,6 +150,14 @@ describe('KV batch and metadata over HTTP', () => {
     const http = httpClient<typeof KvActor>(server.httpUrl);
     await http.batch([], { meta: names('call') });
     expect(await stored()).toEqual(['call1', 'call2']);
+    // JSON cannot carry bytes, but it can remove a name: the call route's JSON body keeps __proto__ as sent too.
+    const removed = await fetch(url('/v1/call/batch'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[[], {"meta": {"__proto__": null}}]',
+    });
+    expect(removed.status).toBe(200);
+    expect(await stored()).toEqual([undefined, 'call2']);
     // A value holding such a map comes back to the typed client as it went.
     const users = collection<Record<string, number>>(kv, 'proto:');
     await users.set('1', JSON.parse('{"__proto__":1,"__proto_":2}'));

@@ -77,6 +77,9 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     serverFactory: nodeServerFactory(o.server, o.tls),
     logger: opts.logger ?? false,
     bodyLimit: o.maxBodyBytes,
+    // A JSON key __proto__ (a batch's metadata name) is an own property, as JSON.parse and the msgpack decoder make
+    // it; fastify's default refuses the body as 'not valid JSON'. Nothing here merges a body into another object.
+    onProtoPoisoning: 'ignore',
     // A route parameter may be a KV key: room for a percent-encoded key well past the KV actor's 1 KiB limit, so
     // that a long key gets the actor's KEY_TOO_LARGE rather than the router's 414.
     routerOptions: { maxParamLength: 8192 },

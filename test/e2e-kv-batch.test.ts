@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KvActor, kvRoutes, type Published, publish, spawn } from '@heapless/actor';
-import { connect, httpClient } from '@heapless/client';
+import { collection, connect, httpClient } from '@heapless/client';
 import { OffHeapMap } from '@heapless/offheap';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -132,6 +132,41 @@ describe('KV batch and metadata over HTTP', () => {
     const http = httpClient<typeof KvActor>(server.httpUrl);
     await http.batch([{ type: 'set', key: 'h:3', value: b('3') }], { meta: { at: b('3') } });
     expect(Buffer.from((await kv.getMeta('at'))!).toString()).toBe('3');
+  });
+
+  it('takes a metadata name __proto__ as sent over the WebSocket and in msgpack bodies, overwriting no other', async () => {
+    // Object.fromEntries makes `__proto__` an own property, as a decoded map must.
+    const names = (tag: string) =>
+      Object.fromEntries([
+        ['__proto__', b(`${tag}1`)],
+        ['__proto_', b(`${tag}2`)],
+      ]);
+    const stored = async () =>
+      (await Promise.all([kv.getMeta('__proto__'), kv.getMeta('__proto_')])).map((v) => v && Buffer.from(v).toString());
+    await kv.batch([], { meta: names('ws') });
+    expect(await stored()).toEqual(['ws1', 'ws2']);
+    expect((await postBatch(pack({ ops: [], meta: names('mp') }))).status).toBe(200);
+    expect(await stored()).toEqual(['mp1', 'mp2']);
+    const http = httpClient<typeof KvActor>(server.httpUrl);
+    await http.batch([], { meta: names('call') });
+    expect(await stored()).toEqual(['call1', 'call2']);
+    // JSON cannot carry bytes, but it can remove a name: the call route's JSON body keeps __proto__ as sent too.
+    const removed = await fetch(url('/v1/call/batch'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[[], {"meta": {"__proto__": null}}]',
+    });
+    expect(removed.status).toBe(200);
+    expect(await stored()).toEqual([undefined, 'call2']);
+    // A value holding such a map comes back to the typed client as it went.
+    const users = collection<Record<string, number>>(kv, 'proto:');
+    await users.set('1', JSON.parse('{"__proto__":1,"__proto_":2}'));
+    const got = (await users.get('1'))!;
+    expect(JSON.stringify(got)).toBe('{"__proto__":1,"__proto_":2}');
+    expect(Object.getPrototypeOf(got)).toBe(Object.prototype);
+    await kv.batch([{ type: 'delete', key: 'proto:1' }], {
+      meta: { ...Object.fromEntries([['__proto__', null]]), __proto_: null },
+    });
   });
 
   it('GET, PUT and DELETE /v1/kv/_meta/:name', async () => {

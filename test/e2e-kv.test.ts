@@ -52,7 +52,8 @@ describe('HTTP routes of the KV actor', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'cy', tags: ['a'] }),
     });
-    expect(put.status).toBe(204);
+    expect(put.status).toBe(200);
+    expect(await put.json()).toEqual({}); // a memory-only store has no sequence to give
     expect(await (await fetch(url('/v1/kv/p:1'))).json()).toEqual({ name: 'cy', tags: ['a'] });
     const asMsgpack = await fetch(url('/v1/kv/p:1'), { headers: { accept: 'application/msgpack' } });
     expect(unpack(new Uint8Array(await asMsgpack.arrayBuffer()))).toEqual({ name: 'cy', tags: ['a'] });
@@ -80,8 +81,10 @@ describe('HTTP routes of the KV actor', () => {
     const raw = await fetch(url('/v1/kv/p:3'), { headers: { accept: 'application/octet-stream' } });
     expect([...new Uint8Array(await raw.arrayBuffer())]).toEqual([0xc1, 0, 1, 2]);
     const asJson = await fetch(url('/v1/kv/p:3'));
-    expect(asJson.status).toBe(415);
-    expect(await asJson.json()).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
+    expect(asJson.status).toBe(406);
+    const refusal = (await asJson.json()) as { code: string; message: string };
+    expect(refusal).toMatchObject({ code: 'NOT_ACCEPTABLE', wire: 112 });
+    expect(refusal.message).toContain('ask for application/octet-stream or application/msgpack');
   });
 
   it('refuses a getMany of more than 1 MiB of values with RESULT_TOO_LARGE, over WebSocket and HTTP (400)', async () => {
@@ -110,17 +113,17 @@ describe('HTTP routes of the KV actor', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(['l:3', 'l:9', 'l:1']),
     });
-    expect(await many.json()).toEqual([3, null, 1]);
+    expect(await many.json()).toEqual([{ key: 'l:3', value: 3 }, null, { key: 'l:1', value: 1 }]);
     const page1 = (await (await fetch(url('/v1/kv?prefix=l:&limit=2'))).json()) as { cursor: string };
     expect(page1).toEqual({
       entries: [
-        ['l:1', 1],
-        ['l:2', 2],
+        { key: 'l:1', value: 1 },
+        { key: 'l:2', value: 2 },
       ],
       cursor: 'l:2',
     });
     const page2 = await (await fetch(url(`/v1/kv?prefix=l:&limit=2&cursor=${page1.cursor}`))).json();
-    expect(page2).toEqual({ entries: [['l:3', 3]], cursor: null });
+    expect(page2).toEqual({ entries: [{ key: 'l:3', value: 3 }], cursor: null });
     const del = await fetch(url('/v1/kv/l:1'), { method: 'DELETE' });
     expect(await del.json()).toEqual({ deleted: true });
     expect(await kv.has('l:1')).toBe(false);
@@ -142,6 +145,124 @@ describe('HTTP routes of the KV actor', () => {
     expect(await longKey.json()).toMatchObject({ code: 'KEY_TOO_LARGE' });
     const badLimit = await fetch(url('/v1/kv?limit=0'));
     expect(await badLimit.json()).toMatchObject({ code: 'BAD_ARGUMENTS' });
+  });
+});
+
+describe('values without a JSON form, over HTTP', () => {
+  // Each a value JSON cannot give exactly: not msgpack, a struct record (msgpack's first value and trailing bytes),
+  // msgpack holding bytes, a bigint, undefined.
+  const odd: [string, Uint8Array][] = [
+    ['v:b', Uint8Array.of(0xc1, 0, 1, 2)],
+    ['v:c', Uint8Array.of(1, 0, 0, 0, 2, 0, 0, 0)],
+    ['v:d', pack({ img: Uint8Array.of(1, 2) })],
+    ['v:e', pack(2n ** 62n)],
+    ['v:f', pack(undefined)],
+  ];
+  const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+
+  it('list and getMany every value: JSON where it has an exact form, base64 bytes otherwise', async () => {
+    await kv.set('v:a', pack({ n: 1 }));
+    for (const [key, bytes] of odd) await kv.set(key, bytes);
+    const expected = [{ key: 'v:a', value: { n: 1 } }, ...odd.map(([key, bytes]) => ({ key, bytes: b64(bytes) }))];
+    for (const accept of [undefined, 'application/json', 'application/octet-stream', '*/*']) {
+      const res = await fetch(url('/v1/kv?prefix=v:'), { headers: accept === undefined ? {} : { accept } });
+      expect(res.status, accept).toBe(200);
+      expect(res.headers.get('content-type'), accept).toContain('application/json');
+      expect(await res.json(), accept).toEqual({ entries: expected, cursor: null });
+    }
+    const many = await fetch(url('/v1/kv/_getMany'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(['v:e', 'v:none', 'v:a']),
+    });
+    expect(await many.json()).toEqual([{ key: 'v:e', bytes: b64(odd[3][1]) }, null, { key: 'v:a', value: { n: 1 } }]);
+    // In msgpack, the page holds the stored bytes as they are.
+    const asMsgpack = await fetch(url('/v1/kv?prefix=v:'), { headers: { accept: 'application/msgpack' } });
+    const page = unpack(new Uint8Array(await asMsgpack.arrayBuffer())) as { entries: [string, Uint8Array][] };
+    expect(page.entries.slice(1).map(([k, v]) => [k, b64(v)])).toEqual(odd.map(([k, v]) => [k, b64(v)]));
+    // A single value as JSON: 406 naming what to ask for; as bytes, as stored.
+    for (const [key, bytes] of odd) {
+      const res = await fetch(url(`/v1/kv/${key}`));
+      expect(res.status, key).toBe(406);
+      expect(await res.json()).toMatchObject({ code: 'NOT_ACCEPTABLE', message: expect.stringContaining(key) });
+      const raw = await fetch(url(`/v1/kv/${key}`), { headers: { accept: 'application/octet-stream' } });
+      expect(b64(new Uint8Array(await raw.arrayBuffer()))).toBe(b64(bytes));
+    }
+  });
+
+  it('POST /v1/call answers bytes in JSON as { bytes: base64 }, never as a Node Buffer', async () => {
+    await kv.set('v:g', Uint8Array.of(1, 2, 3));
+    const call = (method: string, args: unknown[]) =>
+      fetch(url(`/v1/call/${method}`), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(args),
+      }).then((r) => r.json());
+    expect(await call('get', ['v:g'])).toEqual({ bytes: 'AQID' });
+    expect(await call('getMany', [['v:g', 'v:none']])).toEqual([{ bytes: 'AQID' }, null]);
+    expect(await call('scan', [{ prefix: 'v:g' }])).toEqual({ entries: [['v:g', { bytes: 'AQID' }]] });
+  });
+});
+
+describe('one rule for every HTTP answer', () => {
+  it('PUT and DELETE of a key answer 200 with a JSON object, as every write does', async () => {
+    const put = await fetch(url('/v1/kv/w:1'), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '1',
+    });
+    expect([put.status, put.headers.get('content-type'), await put.json()]).toEqual([
+      200,
+      'application/json; charset=utf-8',
+      {},
+    ]);
+    const del = await fetch(url('/v1/kv/w:1'), { method: 'DELETE' });
+    expect([del.status, await del.json()]).toEqual([200, { deleted: true }]);
+    const again = await fetch(url('/v1/kv/w:1'), { method: 'DELETE' });
+    expect([again.status, await again.json()]).toEqual([200, { deleted: false }]);
+  });
+
+  it('415 names the media types the route takes, in the message and the Accept header', async () => {
+    const requests = 'application/json, application/msgpack';
+    const cases: [string, string, string | undefined, string][] = [
+      ['POST', '/v1/call/get', 'text/plain', requests],
+      ['POST', '/v1/call/get', undefined, requests],
+      ['POST', '/v1/kv/_batch', 'application/octet-stream', requests],
+      ['POST', '/v1/kv/_getMany', 'text/plain; charset=utf-8', requests],
+      ['PUT', '/v1/kv/t:1', 'text/plain', 'application/json, application/msgpack, application/octet-stream'],
+      [
+        'PUT',
+        '/v1/kv/_meta/t',
+        'application/x-www-form-urlencoded',
+        'application/json, application/msgpack, application/octet-stream',
+      ],
+    ];
+    for (const [method, path, type, accepted] of cases) {
+      const res = await fetch(url(path), {
+        method,
+        headers: type === undefined ? {} : { 'content-type': type },
+        body: type === undefined ? new Uint8Array([1]) : 'x',
+      });
+      const what = `${method} ${path} ${type}`;
+      expect(res.status, what).toBe(415);
+      expect(res.headers.get('accept'), what).toBe(accepted);
+      const body = (await res.json()) as { code: string; message: string };
+      expect(body.code, what).toBe('UNSUPPORTED_MEDIA_TYPE');
+      expect(body.message, what).toContain(`send ${accepted}`);
+    }
+    expect(await kv.has('t:1')).toBe(false);
+    // fastify parses even an empty body by its content-type: that one is refused the same way.
+    const empty = await fetch(url('/v1/call/get'), { method: 'POST', headers: { 'content-type': 'text/plain' } });
+    expect([empty.status, empty.headers.get('accept')]).toEqual([415, requests]);
+    const withBody = await fetch(url('/v1/kv/t:1'), {
+      method: 'DELETE',
+      headers: { 'content-type': 'text/plain' },
+      body: 'x',
+    });
+    expect([withBody.status, await withBody.json()]).toEqual([
+      415,
+      { code: 'UNSUPPORTED_MEDIA_TYPE', wire: 106, message: 'DELETE /v1/kv/:key takes no body (and no content-type)' },
+    ]);
   });
 });
 
@@ -254,9 +375,9 @@ describe('keys with a lone surrogate, on every path', () => {
       expect(await r.json()).toMatchObject({ code: 'BAD_URL', wire: 108 });
     }
     const literal = await (await fetch(url('/v1/kv?prefix=q:%25FF'))).json();
-    expect(literal).toEqual({ entries: [['q:%FF', 'percent']], cursor: null });
+    expect(literal).toEqual({ entries: [{ key: 'q:%FF', value: 'percent' }], cursor: null });
     const replacement = await (await fetch(url('/v1/kv?prefix=q:%EF%BF%BD'))).json();
-    expect(replacement).toEqual({ entries: [['q:\ufffd', 'replacement']], cursor: null });
+    expect(replacement).toEqual({ entries: [{ key: 'q:\ufffd', value: 'replacement' }], cursor: null });
     const twice = await fetch(url('/v1/kv?prefix=q:&prefix=x'));
     expect(await twice.json()).toMatchObject({ code: 'BAD_ARGUMENTS' });
   });

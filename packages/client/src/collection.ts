@@ -1,6 +1,7 @@
 import type { FieldSpec, StructValue } from '@heapless/struct';
 import { Packr } from 'msgpackr';
 import { HeaplessError } from './heapless-error.js';
+import { MsgpackDecoder } from './msgpack-decoder.js';
 import { MSGPACK_OPTIONS } from './msgpack-options.js';
 import { StructLayout } from './struct-layout.js';
 import type { StructView } from './struct-view.js';
@@ -64,10 +65,11 @@ export interface ScanResult<R> {
   cursor: string | undefined;
 }
 
-/** msgpack (plain maps, readable by any msgpack library), one encoder per collection. */
+/** msgpack (plain maps, readable by any msgpack library), one encoder and decoder per collection. */
 export function msgpackCodec<V>(): Codec<V> {
   const packr = new Packr(MSGPACK_OPTIONS);
-  return { encode: (v) => packr.pack(v), decode: (b) => packr.unpack(b) as V };
+  const decoder = new MsgpackDecoder();
+  return { encode: (v) => packr.pack(v), decode: (b) => decoder.unpack(b) as V };
 }
 
 /** Throws `BAD_ARGUMENTS` unless `part` (of a key) is a string with no lone surrogate. */

@@ -20,7 +20,10 @@ export const ERROR_CODES = {
   TOO_MANY_CALLS: { wire: 104, status: 400, message: 'too many calls in one frame' },
   /** An HTTP body larger than the server's maxBodyBytes. */
   BODY_TOO_LARGE: { wire: 105, status: 413, message: 'body too large' },
-  /** An HTTP body whose content type is neither JSON nor msgpack. */
+  /**
+   * An HTTP body of a content type the route does not take; the message and the `Accept` header of the answer list
+   * those it takes.
+   */
   UNSUPPORTED_MEDIA_TYPE: { wire: 106, status: 415, message: 'unsupported media type' },
   /** A WebSocket text frame; the protocol is binary only (the server closes with 1003). */
   TEXT_FRAME: { wire: 107, status: 400, message: 'text frames are not supported' },
@@ -38,6 +41,11 @@ export const ERROR_CODES = {
    * once with 1002, reason `UNSUPPORTED_PROTOCOL` (a client of another protocol version sees this too).
    */
   UNSUPPORTED_PROTOCOL: { wire: 111, status: 400, message: 'the heapless.v1 subprotocol is required' },
+  /**
+   * The answer has no form in the media type the request's `accept` asks for: a stored value that has no exact JSON
+   * form (not msgpack, or msgpack holding bytes, a bigint...) asked for as JSON; the message names the types to ask for.
+   */
+  NOT_ACCEPTABLE: { wire: 112, status: 406, message: 'no form of the answer in the media type asked for' },
   /** Missing or wrong token (HTTP 401, WebSocket close 4401). */
   UNAUTHORIZED: { wire: 200, status: 401, message: 'missing or wrong token' },
   /** The `Host` header names neither loopback, an IP address nor a configured name (DNS rebinding); close 4403. */

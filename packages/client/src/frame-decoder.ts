@@ -1,7 +1,6 @@
-import { Unpackr } from 'msgpackr';
 import { HeaplessError } from './heapless-error.js';
 import { HELLO_ID, MAX_CALL_ID } from './limits.js';
-import { MSGPACK_OPTIONS } from './msgpack-options.js';
+import { MsgpackDecoder } from './msgpack-decoder.js';
 
 /** One call as it arrives: the id is checked; `method` and `args` are checked by the dispatcher, per call. */
 export type CallMessage = [id: number, method: unknown, args: unknown];
@@ -38,7 +37,7 @@ function isStreamId(x: unknown): x is number {
 
 /** Decodes frames (FORMAT.md). Values of msgpack bin type come back as views of `bytes`, not copies. */
 export class FrameDecoder {
-  readonly #unpackr = new Unpackr(MSGPACK_OPTIONS);
+  readonly #decoder = new MsgpackDecoder();
 
   /**
    * Decodes a call frame. Throws `HeaplessError('BAD_FRAME')` when `bytes` is not msgpack, not an array, or holds a
@@ -86,7 +85,7 @@ export class FrameDecoder {
   #decode(bytes: Uint8Array): unknown[] {
     let frame: unknown;
     try {
-      frame = this.#unpackr.unpack(bytes);
+      frame = this.#decoder.unpack(bytes);
     } catch (cause) {
       throw new HeaplessError('BAD_FRAME', 'frame is not msgpack', { cause });
     }

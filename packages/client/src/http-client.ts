@@ -2,6 +2,7 @@ import { Packr } from 'msgpackr';
 import { codeFromWire, type ErrorCode, isErrorCode } from './error-codes.js';
 import { HeaplessError } from './heapless-error.js';
 import { illFormedArguments } from './ill-formed.js';
+import { MsgpackDecoder } from './msgpack-decoder.js';
 import { MSGPACK_OPTIONS } from './msgpack-options.js';
 import { remoteRef } from './remote-ref.js';
 import type { Remote } from './remote-types.js';
@@ -26,6 +27,7 @@ const MSGPACK = 'application/msgpack';
 export function httpClient<T>(baseUrl: string, opts: HttpClientOptions = {}): Remote<T> {
   const base = baseUrl.replace(/\/+$/, '');
   const packr = new Packr(MSGPACK_OPTIONS);
+  const decoder = new MsgpackDecoder();
   const doFetch = opts.fetch ?? fetch;
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const headers: Record<string, string> = { 'content-type': MSGPACK, accept: MSGPACK };
@@ -56,7 +58,7 @@ export function httpClient<T>(baseUrl: string, opts: HttpClientOptions = {}): Re
     let value: unknown;
     try {
       value =
-        body.length === 0 ? undefined : isMsgpack ? packr.unpack(body) : JSON.parse(new TextDecoder().decode(body));
+        body.length === 0 ? undefined : isMsgpack ? decoder.unpack(body) : JSON.parse(new TextDecoder().decode(body));
     } catch (cause) {
       throw new HeaplessError('BAD_FRAME', `reply to ${method} is not ${isMsgpack ? 'msgpack' : 'JSON'}`, { cause });
     }

@@ -1,10 +1,13 @@
 import { Packr } from 'msgpackr';
 import { HeaplessError } from './heapless-error.js';
 import { illFormedArguments } from './ill-formed.js';
+import { MsgpackDecoder } from './msgpack-decoder.js';
 import { MSGPACK_OPTIONS } from './msgpack-options.js';
 
-// One encoder for the module: it keeps no state between calls that a caller could see (plain maps, no records).
+// One encoder and one decoder for the module: they keep no state between calls that a caller could see (plain maps,
+// no records).
 const packr = new Packr(MSGPACK_OPTIONS);
+const decoder = new MsgpackDecoder();
 
 /**
  * `value` as msgpack in the protocol's form (plain maps, never msgpackr's record extension), a new Uint8Array the
@@ -24,10 +27,13 @@ export function pack(value: unknown): Uint8Array {
   return bytes;
 }
 
-/** The value msgpack `bytes` hold (maps as plain objects, `bin` as Uint8Array views of `bytes`). Throws BAD_FRAME. */
+/**
+ * The value msgpack `bytes` hold (maps as plain objects, keys as sent, `__proto__` too; `bin` as Uint8Array views of
+ * `bytes`). Throws BAD_FRAME.
+ */
 export function unpack(bytes: Uint8Array): unknown {
   try {
-    return packr.unpack(bytes);
+    return decoder.unpack(bytes);
   } catch (cause) {
     throw new HeaplessError('BAD_FRAME', 'unpack: the bytes are not msgpack', { cause });
   }

@@ -10,6 +10,7 @@ export type { KvBatchOp, KvBatchOptions, KvBatchResult } from './kv-batch.js';
 export type { KvChange, KvWatchHead, KvWatchOptions } from './kv-watch.js';
 export * from './limits.js';
 export { isMethodName, RESERVED_NAMES, type ReservedName } from './method-names.js';
+export { MsgpackDecoder } from './msgpack-decoder.js';
 export { MSGPACK_OPTIONS } from './msgpack-options.js';
 export type { ExposedNames, InstanceOf, MethodNames, Promisified, Remote } from './remote-types.js';
 export { STREAM, STREAM_ITEM, type Streamed } from './streamed.js';

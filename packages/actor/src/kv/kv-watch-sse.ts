@@ -14,11 +14,11 @@
 import type { ServerResponse } from 'node:http';
 import { ERROR_CODES, type ErrorCode, HeaplessError } from '@heapless/client/protocol';
 import type { FastifyInstance } from 'fastify';
-import type { Packr } from 'msgpackr';
 import type { ActorHandle } from '../runtime/actor-handle.js';
 import { HeldMemory } from '../runtime/held-memory.js';
 import { isPushStream, type PushSink, type PushStream } from '../runtime/push-stream.js';
-import { unpackBody } from '../server/http-reply.js';
+import type { HttpReplier } from '../server/http-reply.js';
+import { changeJson } from './change-json.js';
 import { type DecodedChange, readChange } from './change-list.js';
 import { strictQuery } from './kv-http.js';
 
@@ -36,20 +36,6 @@ export function parseSequence(text: string | undefined, what: string): number | 
     throw new HeaplessError('BAD_ARGUMENTS', `${what} is a sequence number (decimal digits, at most 2^53 - 1)`);
   }
   return n;
-}
-
-/** The JSON of one change's event data. */
-function changeJson(packr: Packr, c: DecodedChange): string {
-  const sequence = c.sequence;
-  const key = Buffer.from(c.key.buffer, c.key.byteOffset, c.key.byteLength).toString('utf8');
-  if (c.value === null) return JSON.stringify({ sequence, key, deleted: true });
-  try {
-    const json = JSON.stringify({ sequence, key, value: unpackBody(packr, c.value) });
-    if (json !== undefined) return json;
-  } catch {
-    // not msgpack (unpackBody is strict: no trailing bytes, no 0xc1), or no JSON form (a bigint): sent as bytes
-  }
-  return JSON.stringify({ sequence, key, bytes: Buffer.from(c.value).toString('base64') });
 }
 
 /**
@@ -78,7 +64,7 @@ interface Waiting {
  */
 class SseSink implements PushSink {
   readonly #res: ServerResponse;
-  readonly #packr: Packr;
+  readonly #replier: HttpReplier;
   readonly #timer: ReturnType<typeof setInterval>;
   #grace: ReturnType<typeof setTimeout> | undefined;
   readonly #held = new HeldMemory();
@@ -88,9 +74,9 @@ class SseSink implements PushSink {
   #endEvent: string | null = null;
   #ended = false;
 
-  constructor(res: ServerResponse, packr: Packr, stream: PushStream<unknown>, onGone: () => void) {
+  constructor(res: ServerResponse, replier: HttpReplier, stream: PushStream<unknown>, onGone: () => void) {
     this.#res = res;
-    this.#packr = packr;
+    this.#replier = replier;
     this.#timer = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     res.on('drain', () => {
       this.#flush();
@@ -140,7 +126,8 @@ class SseSink implements PushSink {
       while (w.at < w.items.length && text.length < WRITE_BYTES) {
         readChange(w.items, w.at, c);
         w.at = c.end;
-        text += `id: ${c.sequence}\nevent: change\ndata: ${changeJson(this.#packr, c)}\n\n`;
+        const key = Buffer.from(c.key.buffer, c.key.byteOffset, c.key.byteLength).toString('utf8');
+        text += `id: ${c.sequence}\nevent: change\ndata: ${changeJson(this.#replier.decoder, [c.sequence, key, c.value])}\n\n`;
       }
       res.write(Buffer.from(text)); // bytes, so that writableLength counts what the event text holds
       if (w.at >= w.items.length) {
@@ -161,7 +148,7 @@ class SseSink implements PushSink {
  * come before the stream opens, as a JSON error with their status (400, 410 SEQUENCE_GONE...). The server's close
  * ends every stream with SHUTTING_DOWN first.
  */
-export function watchRoute(scope: FastifyInstance, handle: ActorHandle, packr: Packr): void {
+export function watchRoute(scope: FastifyInstance, handle: ActorHandle, replier: HttpReplier): void {
   const open = new Set<{ stream: PushStream<unknown>; sink: SseSink }>();
   scope.addHook('preClose', (done) => {
     for (const o of [...open]) {
@@ -190,7 +177,7 @@ export function watchRoute(scope: FastifyInstance, handle: ActorHandle, packr: P
     res.write(`event: open\ndata: ${JSON.stringify(stream.head)}\n\n`);
     const entry = {
       stream,
-      sink: new SseSink(res, packr, stream, () => {
+      sink: new SseSink(res, replier, stream, () => {
         open.delete(entry);
         stream.cancel();
       }),

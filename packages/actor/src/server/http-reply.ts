@@ -1,9 +1,11 @@
-import { ERROR_CODES, type ErrorCode, HeaplessError, MSGPACK_OPTIONS } from '@heapless/client/protocol';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_CODES, type ErrorCode, HeaplessError, MSGPACK_OPTIONS, MsgpackDecoder } from '@heapless/client/protocol';
+import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import { C1, Packr } from 'msgpackr';
 import { errorBody } from './wire-error.js';
 
 export const MSGPACK = 'application/msgpack';
+export const JSON_TYPE = 'application/json';
+export const OCTETS = 'application/octet-stream';
 
 /** Whether the request asks for msgpack answers (`accept` names application/msgpack). */
 export function wantsMsgpack(req: FastifyRequest): boolean {
@@ -12,15 +14,17 @@ export function wantsMsgpack(req: FastifyRequest): boolean {
 
 /**
  * Answers HTTP requests in the type they ask for: msgpack when `accept` names it, JSON otherwise (`undefined` as
- * `null`). One encoder per server.
+ * `null`, bytes as `{ "bytes": "<base64>" }`, the form every JSON answer gives bytes). One encoder and one decoder
+ * (of bodies and stored values; it renames no map key) per server.
  */
 export class HttpReplier {
   readonly packr = new Packr(MSGPACK_OPTIONS);
+  readonly decoder = new MsgpackDecoder();
 
   value(req: FastifyRequest, reply: FastifyReply, status: number, value: unknown): FastifyReply {
     reply.code(status);
     if (wantsMsgpack(req)) return reply.type(MSGPACK).send(this.packr.pack(value));
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(value ?? null));
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(value ?? null, bytesAsBase64));
   }
 
   error(req: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
@@ -28,15 +32,54 @@ export class HttpReplier {
   }
 }
 
+/** A `JSON.stringify` replacer: bytes (before Buffer's `toJSON`, `{ type: 'Buffer', data }`) as `{ bytes }`. */
+function bytesAsBase64(this: unknown, key: string, value: unknown): unknown {
+  const raw = (this as Record<string, unknown>)[key];
+  if (!(raw instanceof Uint8Array)) return value;
+  return { bytes: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') };
+}
+
+/** A request's body media type, lower case and without parameters; '' when it names none. */
+function bodyType(req: FastifyRequest): string {
+  return (req.headers['content-type'] ?? '').split(';', 1)[0].trim().toLowerCase();
+}
+
 /**
- * `bytes` decoded as one msgpack value. Throws `BAD_FRAME` when they are not msgpack: msgpackr refuses them
- * (truncated, trailing bytes, an unknown extension), or they hold the byte 0xc1 as a value, which msgpack never uses
- * and msgpackr decodes to a marker object instead of failing.
+ * A route's `preParsing` hook that takes bodies of `types` only (none when empty): a content-type not of `types`
+ * (fastify parses by it even an empty body), or a body without one, is `415 UNSUPPORTED_MEDIA_TYPE` whose message
+ * and `Accept` header list `types`, so that fastify's own 415, which names none, is never reached.
  */
-export function unpackBody(packr: Packr, bytes: Uint8Array): unknown {
+export function takesBodies(types: readonly string[]): preParsingHookHandler {
+  const list = types.join(', ');
+  return (req, reply, payload, done) => {
+    const type = bodyType(req);
+    const length = req.headers['content-length'];
+    const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+    if (type === '' ? !hasBody : types.includes(type)) {
+      done(null, payload);
+      return;
+    }
+    if (types.length === 0) {
+      const route = `${req.method} ${req.routeOptions.url}`;
+      done(new HeaplessError('UNSUPPORTED_MEDIA_TYPE', `${route} takes no body (and no content-type)`));
+      return;
+    }
+    const what = type === '' ? 'a body without a content-type' : `content-type ${type}`;
+    reply.header('accept', list);
+    done(new HeaplessError('UNSUPPORTED_MEDIA_TYPE', `${what} is not taken here; send ${list}`));
+  };
+}
+
+/**
+ * `bytes` decoded as one msgpack value, every map key as sent (`__proto__` too, as an own property). Throws
+ * `BAD_FRAME` when they are not msgpack: msgpackr refuses them (truncated, trailing bytes, an unknown extension), a
+ * map key has no string form, or they hold the byte 0xc1 as a value, which msgpack never uses and msgpackr decodes
+ * to a marker object instead of failing.
+ */
+export function unpackBody(decoder: MsgpackDecoder, bytes: Uint8Array): unknown {
   let value: unknown;
   try {
-    value = packr.unpack(bytes);
+    value = decoder.unpack(bytes);
   } catch (cause) {
     throw new HeaplessError('BAD_FRAME', 'body is not msgpack', { cause });
   }

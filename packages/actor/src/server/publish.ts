@@ -5,7 +5,16 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { handleOf } from '../runtime/actor-handle.js';
 import { isPushStream } from '../runtime/push-stream.js';
 import { bearerToken, digest, tokenMatches, upgradeToken } from './auth.js';
-import { HttpReplier, MSGPACK, offersProtocol, routerErrorCode, unpackBody, upgradeRefusal } from './http-reply.js';
+import {
+  HttpReplier,
+  JSON_TYPE,
+  MSGPACK,
+  offersProtocol,
+  routerErrorCode,
+  takesBodies,
+  unpackBody,
+  upgradeRefusal,
+} from './http-reply.js';
 import { nodeServerFactory } from './node-server.js';
 import { type PublishOptions, resolvePublishOptions } from './publish-options.js';
 import { CORS_PREFLIGHT_HEADERS, RequestGuard } from './request-guard.js';
@@ -76,12 +85,15 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   const guard = new RequestGuard(o.allowedHosts, o.allowedOrigins);
   const metrics = opts.metrics;
   const replier = new HttpReplier();
-  const packr = replier.packr;
+  const decoder = replier.decoder;
 
   const app = Fastify({
     serverFactory: nodeServerFactory(o.server, o.tls),
     logger: opts.logger ?? false,
     bodyLimit: o.maxBodyBytes,
+    // A JSON key __proto__ (a batch's metadata name) is an own property, as JSON.parse and the msgpack decoder make
+    // it; fastify's default refuses the body as 'not valid JSON'. Nothing here merges a body into another object.
+    onProtoPoisoning: 'ignore',
     // A route parameter may be a KV key: room for a percent-encoded key well past the KV actor's 1 KiB limit, so
     // that a long key gets the actor's KEY_TOO_LARGE rather than the router's 414.
     routerOptions: { maxParamLength: 8192 },
@@ -100,7 +112,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   app.removeContentTypeParser('text/plain'); // a body is an args array: JSON or msgpack only
   app.addContentTypeParser(MSGPACK, { parseAs: 'buffer' }, (_req, body, done) => {
     try {
-      done(null, unpackBody(packr, body as Buffer));
+      done(null, unpackBody(decoder, body as Buffer));
     } catch (e) {
       done(e as Error, undefined);
     }
@@ -135,7 +147,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   });
 
   app.get('/healthz', async () => ({ ok: true, ...opts.health?.() }));
-  app.post('/v1/call/:method', async (req, reply) => {
+  app.post('/v1/call/:method', { preParsing: takesBodies([JSON_TYPE, MSGPACK]) }, async (req, reply) => {
     const { method } = req.params as { method: string };
     const args = req.body;
     if (!Array.isArray(args)) throw new HeaplessError('BAD_REQUEST', 'the body must be the array of arguments');

@@ -7,6 +7,7 @@ import { connect } from '@heapless/client';
 import { OffHeapMap } from '@heapless/offheap';
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tcp } from './raw-socket.js';
 
 const root = mkdtempSync(join(tmpdir(), 'e2e-kv-watch-sse-'));
 const TOKEN = 'sse-token';
@@ -198,3 +199,49 @@ function listeners(): number {
   return (map as unknown as { persistence: { engine: { writes: { commitListeners: unknown[] } } } }).persistence.engine
     .writes.commitListeners.length;
 }
+
+describe('an SSE watcher that never reads', () => {
+  it('is let go 10 s after its watch ended, when its end cannot be written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-kv-watch-sse-grace-'));
+    const m = await OffHeapMap.open<string, unknown>({ dir, threads: 1 });
+    // A bound far above what loopback's socket buffers take as event text (several MiB): the end waits behind it.
+    const r = spawn(new KvActor(m, { maxWatchBytes: 8 * 1024 * 1024 }));
+    const s = await publish(r, { routes: kvRoutes, streams: KvActor.streams });
+    const port = Number(new URL(s.httpUrl).port);
+    const c = await connect<typeof KvActor>(s.url);
+    const socket = await tcp(port);
+    try {
+      socket.pause();
+      socket.write(`GET /v1/watch?prefix=g: HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+      await new Promise((done) => setTimeout(done, 200));
+      // 16 MiB of strings of control characters, ~96 MiB as event text: the watch overflows, its end waits.
+      const value = pack('\u0001'.repeat(64 * 1024));
+      for (let b = 0; b < 8; b++) {
+        await c.batch(Array.from({ length: 32 }, (_, i) => ({ type: 'set' as const, key: `g:${b}:${i}`, value })));
+      }
+      await new Promise((done) => setTimeout(done, 11_000));
+      // Reading now: what the kernel kept, then the close, with no end event (it was never written).
+      const text = await new Promise<string>((resolve, reject) => {
+        let all = '';
+        const timer = setTimeout(() => reject(new Error('the server kept the socket open')), 15_000);
+        socket.on('data', (d: Buffer) => {
+          all += d.toString('latin1');
+        });
+        socket.on('error', () => {});
+        socket.once('close', () => {
+          clearTimeout(timer);
+          resolve(all);
+        });
+        socket.resume();
+      });
+      expect(text).toMatch(/event: change/);
+      expect(text).not.toMatch(/event: end/);
+    } finally {
+      socket.destroy();
+      await c.close();
+      await s.close();
+      await r.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

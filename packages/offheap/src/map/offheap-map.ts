@@ -458,11 +458,16 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   /**
-   * Runs `fn(cursor, arg)` from a worker module once per partition of the index, on `threads` worker threads in
-   * parallel, and resolves to the results in partition order (combine them yourself). The function sees records
-   * through a ScanCursor. Writes made while the scan runs may or may not be seen; growth of the index is paused
-   * while scans run (unless the new table fills, then a key moved during the scan may be seen twice or missed).
-   * Rejects with WORKER_FAILED (the worker's error as cause) or CLOSED.
+   * Runs the export `fn.name` (default `default`) of the worker module `fn.module` (an absolute path, or a `file:` or
+   * `data:` URL) as `(cursor, fn.arg) => R` once per partition of the index (about `partitions` slices), on the
+   * `threads` worker threads in parallel, and resolves to the return values in partition order, each
+   * structured-cloned (combine them yourself). The function reads its slice through a ScanCursor: `while
+   * (cursor.next())`, then `cursor.key`, `.value` (decoded), `.bytes` (valid until the next `next()`) or, for a
+   * struct map, `.view` (read-only). Each record present and unchanged during the whole scan is seen once; writes
+   * made meanwhile may or may not be. Growth of the index is paused while scans run (unless the new table fills,
+   * then a key moved during the scan may be seen twice or missed). Rejects with WORKER_FAILED (the worker's error as
+   * cause; an OffHeapError keeps its code), INVALID_ARGUMENT (no function of that name) or CLOSED, once every
+   * partition has settled.
    */
   async scan<R>(fn: WorkerFunction, partitions = this.parallel.threads * 4): Promise<R[]> {
     if (this.closed) throw closedError('map');
@@ -471,8 +476,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   /**
-   * Entries for which the worker module's predicate `(value, key, arg) => boolean` is true, evaluated on worker
-   * threads. Same concurrency rules as `scan`.
+   * The `[key, value]` entries for which the worker module's predicate `(value, key, fn.arg) => boolean` (the export
+   * `fn.name`, default `default`) is true, evaluated on the worker threads, each value decoded in the worker and
+   * structured-cloned back. Same module forms, concurrency rules and rejections as `scan`.
    */
   async filter(fn: WorkerFunction, partitions = this.parallel.threads * 4): Promise<[K, V][]> {
     if (this.closed) throw closedError('map');
@@ -487,7 +493,11 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     return (await this.parallel.getMany(keys)) as (V | undefined)[];
   }
 
-  /** `fn(cursor, arg)` over the whole map on the calling thread: the single-threaded counterpart of `scan`. */
+  /**
+   * `fn(cursor, arg)` on the calling thread, once per table of the index (one, or two while it grows), returning the
+   * results in that order: the single-threaded counterpart of `scan`, taking the function itself. Throws CLOSED, or
+   * what `fn` throws.
+   */
   scanSync<R>(fn: (cursor: ScanCursor<K, V, F>, arg: unknown) => R, arg?: unknown): R[] {
     if (this.closed) throw closedError('map');
     if (this.pending !== null) this.settle();

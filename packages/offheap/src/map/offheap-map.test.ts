@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
@@ -197,5 +200,39 @@ describe('OffHeapMap (memory-only)', () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('OffHeapMap.durable() in a loop', () => {
+  /** Awaits `step()` until a timer set before the loop has fired, at most `limit` times; how many it took. */
+  async function loopUntilTimer(step: () => Promise<void>, limit: number): Promise<number | undefined> {
+    let fired = false;
+    const timer = setTimeout(() => {
+      fired = true;
+    }, 0);
+    for (let n = 1; n <= limit; n++) {
+      await step();
+      if (fired) return n;
+    }
+    clearTimeout(timer);
+    return undefined;
+  }
+
+  it('lets timers run while a loop awaits it, memory-only and persisted, writing or not', async () => {
+    // Each durable() below finds its writes already handed to the OS (or has none): without a yield the loop never
+    // leaves the microtask queue, and the timer fires only after the whole loop.
+    const memory = new OffHeapMap<string, number>();
+    expect(await loopUntilTimer(() => memory.durable(), 200_000)).toBeDefined();
+    await memory.close();
+    const dir = mkdtempSync(join(tmpdir(), 'offheap-durable-'));
+    try {
+      const map = await OffHeapMap.open<string, number>({ dir });
+      expect(await loopUntilTimer(() => map.durable(), 200_000)).toBeDefined();
+      let i = 0;
+      expect(await loopUntilTimer(() => map.set(`k${i}`, i++).durable(), 200_000)).toBeDefined();
+      await map.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -5,6 +5,8 @@ import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { OffHeapErrorCodes } from '../errors.js';
+import { OffHeapMapReader } from '../shared/offheap-reader.js';
+import { struct } from '../struct.js';
 import { OffHeapMap } from './offheap-map.js';
 
 describe('OffHeapMap (memory-only)', () => {
@@ -200,6 +202,31 @@ describe('OffHeapMap (memory-only)', () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('OffHeapMap after close()', () => {
+  it("ends what was started before it too: the owner's views and running iterations throw CLOSED", async () => {
+    const User = struct({ age: 'u8' });
+    const m = new OffHeapMap<string, { age: number }, typeof User.fields>({ struct: User });
+    m.set('a', { age: 30 }).set('b', { age: 40 });
+    const view = m.view();
+    expect(m.locate('a', view)).toBe(true);
+    const keys = m.keys();
+    expect(keys.next().done).toBe(false);
+    const reader = OffHeapMapReader.attach<string, { age: number }, typeof User.fields>(m.share());
+    const copy = reader.view();
+    expect(reader.locate('b', copy)).toBe(true);
+    await m.close();
+    const closed = expect.objectContaining({ code: OffHeapErrorCodes.CLOSED });
+    // The owner's view reads the map's memory itself, which is the map's until close.
+    expect(() => view.age).toThrow(closed);
+    expect(() => keys.next()).toThrow(closed);
+    // A reader's view holds its own copy of the record, like a value from get(): it keeps reading that copy; the
+    // reader's next read of the map throws.
+    expect(copy.age).toBe(40);
+    expect(() => reader.locate('a', copy)).toThrow(closed);
+    reader.close();
   });
 });
 

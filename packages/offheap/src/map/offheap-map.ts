@@ -34,6 +34,9 @@ import type { Seqlock } from './seqlock.js';
 const DURABLE_YIELD_EVERY = 1024;
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** `reclaims` of a closed map: below any count (0 up) and the unpositioned mark (-1) a view can hold. */
+const CLOSED_RECLAIMS = -2;
+
 /**
  * A Map-like store whose keys and values live in SharedArrayBuffers, not on the JS heap.
  *
@@ -544,6 +547,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Views positioned before close see a count no view holds, and go to `revalidate`, which throws CLOSED: no
+    // check on the field accessors' path.
+    this.reclaims = CLOSED_RECLAIMS;
     this.pending?.stop();
     this.sharing.close();
     await this.parallel.close();
@@ -659,6 +665,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       for (let i = 0; i < t.capacity; i++) {
         const loc = t.slots[i * 2 + 1]!;
         if (loc <= LOC_TOMBSTONE) continue;
+        // An iteration started before close() ends with it, as every read does.
+        if (this.closed) throw closedError('map');
         yield [locSegment(loc), locOffset(loc)];
       }
     }

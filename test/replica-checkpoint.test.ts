@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAP_IMAGE_FILE, nativeStatus, OffHeapMap, VerifiedImage } from '@heapless/offheap';
 import { CheckpointStore, ReplicaError } from '@heapless/replica';
-import { jetstream } from '@nats-io/jetstream';
+import { DiscardPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startNatsServer } from './nats-server.js';
@@ -293,6 +293,29 @@ describe('CheckpointStore', () => {
     expect((err as ReplicaError).message).toMatch(/unsafe path "\.\.\/escaped"/);
     expect(existsSync(join(work, 'escaped'))).toBe(false);
     nothingInstalled(dest);
+  });
+
+  it('an upload that fails leaves nothing in the bucket: no object, no deletion marker, no chunk', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'failed-upload' });
+    const kept = await store.upload(sourceDir('kept'), { schema: 's', position: 1 });
+    const stream = 'OBJ_failed-upload';
+    const jsm = await jetstreamManager(servers.nc);
+    const before = (await jsm.streams.info(stream)).state;
+    // The fault: the bucket's stream refuses to grow by more than ~1 MiB, so the small files of the next upload
+    // go in and its 3 MiB table fails part-way.
+    const config = (await jsm.streams.info(stream)).config;
+    await jsm.streams.update(stream, { ...config, max_bytes: before.bytes + 1024 * 1024, discard: DiscardPolicy.New });
+    const failed = await store
+      .upload(sourceDir('fails'), { schema: 's', position: 2, compression: 'none' })
+      .catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(ReplicaError);
+    expect((failed as ReplicaError).message).toMatch(/maximum bytes/);
+    const after = (await jsm.streams.info(stream, { subjects_filter: '>' })).state;
+    expect({ messages: after.messages, bytes: after.bytes }).toEqual({
+      messages: before.messages,
+      bytes: before.bytes,
+    });
+    expect((await store.list('s')).map((c) => c.id)).toEqual([kept.id]);
   });
 
   it('refuses what cannot be uploaded or downloaded, with typed errors', async () => {

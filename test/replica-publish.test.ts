@@ -4,6 +4,7 @@
 
 import {
   ChangePublisher,
+  connectToNats,
   decodeChanges,
   deleteChange,
   ensureChangeStream,
@@ -14,6 +15,7 @@ import {
   verifyChangeStream,
 } from '@heapless/replica';
 import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { describe, expect, it } from 'vitest';
 import { startNatsServer } from './nats-server.js';
 import { natsForTests, rejectionCode, retryUnavailable } from './replica-support.js';
@@ -93,6 +95,25 @@ describe('ChangePublisher', () => {
     const again = await publisher.publish([setChange('k', value(1))], { msgId: 'retry-me' });
     expect(again).toEqual({ seq: first.seq, duplicate: true, msgId: 'retry-me' });
     expect(await readStreamPosition(servers.nc, 'dedup')).toMatchObject({ lastSeq: 2, messages: 2 });
+  });
+
+  it('publishes over a connection that builds no stack trace per request in advance; a caller may ask for them', async () => {
+    // With its async traces on, nats.js makes two Errors (their stacks captured) for every request it sends, so
+    // that a failure shows who asked: a publish paid for both, acknowledged or not. Seen from outside, the stack of
+    // a failed request names the caller only when they were built in advance.
+    async function requestFromCaller(nc: NatsConnection): Promise<string | undefined> {
+      return nc.request('nobody.listens.here', undefined, { timeout: 2_000 }).then(
+        () => undefined,
+        (err: Error) => err.stack,
+      );
+    }
+    expect(await requestFromCaller(servers.nc)).not.toMatch(/requestFromCaller/);
+    const traced = await connectToNats({ servers: servers.nats.urls, noAsyncTraces: false });
+    try {
+      expect(await requestFromCaller(traced)).toMatch(/requestFromCaller/);
+    } finally {
+      await traced.close();
+    }
   });
 
   it('refuses what cannot be published before sending anything', async () => {

@@ -1,6 +1,6 @@
 /**
  * Progress of long runs, on stderr so that stdout stays the table: a cli-progress bar when stderr is a terminal,
- * otherwise one line when a phase starts and then at most one line per interval (CI logs, pipes).
+ * otherwise lines of counts and percent: when a phase starts, every few seconds, and when it ends (CI logs, pipes).
  */
 import cliProgress from 'cli-progress';
 
@@ -62,20 +62,33 @@ class BarDisplay implements ProgressDisplay {
   }
 }
 
-/** Without a terminal: a line per new phase and then one every {@link LINE_INTERVAL_MS}. */
-const LINE_INTERVAL_MS = 10_000;
+/** Without a terminal, a line at most this often while a phase runs: a person reading a log sees it advance. */
+export const LINE_INTERVAL_MS = 5_000;
 
-class LineDisplay implements ProgressDisplay {
+/**
+ * Without a terminal (CI logs, pipes): a line when a phase starts, then the count reached at most once per
+ * {@link LINE_INTERVAL_MS}, and a line when the phase reaches its total, so that a phase shorter than the interval
+ * still shows that it ended rather than only its start.
+ */
+export class LineDisplay implements ProgressDisplay {
   private label = '';
   private lastLine = 0;
+  private finished = false;
 
-  constructor(private readonly stream: NodeJS.WriteStream) {}
+  constructor(
+    private readonly stream: Pick<NodeJS.WritableStream, 'write'>,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   update(label: string, done: number, total: number): void {
-    const now = Date.now();
-    if (label === this.label && now - this.lastLine < LINE_INTERVAL_MS) return;
+    const now = this.now();
+    const ends = done >= total;
+    // The same phase again once it ended is a new pass over it (the next run's): shown from its start.
+    const quiet = this.finished ? ends : !ends && now - this.lastLine < LINE_INTERVAL_MS;
+    if (label === this.label && quiet) return;
     this.label = label;
     this.lastLine = now;
+    this.finished = ends;
     const percent = total > 0 ? Math.floor((100 * done) / total) : 100;
     this.stream.write(`${label}: ${done}/${total} (${percent}%)\n`);
   }

@@ -27,6 +27,7 @@ import {
   manifestObject,
   parseManifestObject,
 } from './checkpoint-manifest.js';
+import { UploadedObjects } from './checkpoint-uploaded.js';
 import { durationMs } from './duration.js';
 import { ReplicaError } from './errors.js';
 import { replicaErrorOf } from './nats-errors.js';
@@ -83,6 +84,7 @@ export class CheckpointStore {
     /** The bucket's name. */
     readonly bucket: string,
     private readonly timeoutMs: number,
+    private readonly nc: NatsConnection,
   ) {}
 
   /**
@@ -106,7 +108,7 @@ export class CheckpointStore {
               replicas: options.replicas ?? 1,
               storage: options.storage === 'memory' ? StorageType.Memory : StorageType.File,
             });
-      return new CheckpointStore(store, bucket, timeoutMs);
+      return new CheckpointStore(store, bucket, timeoutMs, nc);
     } catch (err) {
       const mapped = replicaErrorOf(err, `bucket ${bucket}`);
       if (mapped.code === 'STREAM_NOT_FOUND') throw new ReplicaError('CHECKPOINT_NOT_FOUND', mapped.message);
@@ -118,8 +120,8 @@ export class CheckpointStore {
    * Uploads every file under `dir` as a checkpoint at `options.position`, the manifest last. The files must not
    * change meanwhile (use a checkpoint directory, not a live store). Returns the manifest. Throws INVALID_ARGUMENT
    * (not a directory, a link or special file in it, a file that changed under the upload), UNAVAILABLE,
-   * NATS_ERROR; after a failure the objects already stored are removed (best effort: without a manifest they are
-   * never listed anyway).
+   * NATS_ERROR, with the error that stopped the upload; after a failure every message the upload stored is purged
+   * (best effort: the error says what could not be, and without a manifest those objects are never listed anyway).
    */
   async upload(dir: string, options: UploadOptions): Promise<CheckpointManifest> {
     const schema = checkSchemaId(options.schema);
@@ -131,6 +133,7 @@ export class CheckpointStore {
     const id = checkpointId(options.position, nuid.next());
     const local = await listFiles(dir);
     const files: CheckpointFile[] = [];
+    const written = new UploadedObjects(this.nc, this.bucket, this.timeoutMs);
     try {
       for (const file of local) {
         const read = await readHashed(file);
@@ -138,9 +141,11 @@ export class CheckpointStore {
           const name = fileObject(schema, id, file.path);
           const encoder = compression === 'lz4' ? new FrameEncoder() : undefined;
           const body = encoder === undefined ? read.stream : read.stream.pipeThrough(encoder);
+          written.attempt(name);
           const stored = await this.store.put({ name, options: { max_chunk_size: FILE_CHUNK_BYTES } }, body, {
             timeout: this.timeoutMs,
           });
+          written.stored(stored);
           const { size, sha256 } = read.result();
           if (size !== file.size)
             throw new ReplicaError('INVALID_ARGUMENT', `${file.absolute} changed during the upload`);
@@ -170,13 +175,16 @@ export class CheckpointStore {
         files,
         totalBytes: files.reduce((sum, f) => sum + f.size, 0),
       };
+      written.attempt(manifestObject(schema, id));
       await this.store.putBlob({ name: manifestObject(schema, id) }, encodeManifest(manifest), {
         timeout: this.timeoutMs,
       });
       return manifest;
     } catch (err) {
-      await this.removeObjects(checkpointObjects(schema, id)).catch(() => {});
-      throw replicaErrorOf(err, `upload of ${dir} to ${this.bucket}`);
+      const error = replicaErrorOf(err, `upload of ${dir} to ${this.bucket}`);
+      const left = await written.purge();
+      if (left !== undefined) error.message += `; cleaning up after it, ${left}`;
+      throw error;
     }
   }
 

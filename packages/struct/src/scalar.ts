@@ -92,9 +92,21 @@ export function overflowError(errors: StructErrors, name: string, got: string, t
   return errors.overflow(`struct field ${name} got ${got}, more than ${type} holds`);
 }
 
-/** The refusal of an integer outside its type's range, below it as well as above (-1 in a `u32`). */
-function rangeError(errors: StructErrors, name: string, got: string, t: string, lo: string, hi: string): Error {
-  return errors.overflow(`struct field ${name} got ${got}, outside ${t}'s range ${lo}..${hi}`);
+/**
+ * The refusal of an integer outside its type's range, saying which end it passed (-1 in a `u32` is below its
+ * minimum, not more than it holds).
+ */
+function rangeError(
+  errors: StructErrors,
+  name: string,
+  got: string,
+  t: string,
+  below: boolean,
+  lo: string,
+  hi: string,
+): Error {
+  const limit = below ? `less than ${t}'s minimum ${lo}` : `more than ${t}'s maximum ${hi}`;
+  return errors.overflow(`struct field ${name} got ${got}, ${limit} (range ${lo}..${hi})`);
 }
 
 /**
@@ -107,10 +119,14 @@ export function checkScalar(t: ScalarType, v: unknown, name: string, errors: Str
   if (t === 'bool' || t === 'f32' || t === 'f64') return;
   if (t === 'i64' || t === 'u64') {
     const [lo, hi] = BIG_RANGES[t];
-    if ((v as bigint) < lo || (v as bigint) > hi) throw rangeError(errors, name, String(v), t, String(lo), String(hi));
+    if ((v as bigint) < lo || (v as bigint) > hi) {
+      throw rangeError(errors, name, String(v), t, (v as bigint) < lo, String(lo), String(hi));
+    }
     return;
   }
   if (!Number.isInteger(v)) throw errors.value(`struct field ${name} (${t}) needs an integer, got ${String(v)}`);
   const [lo, hi] = INT_RANGES[t];
-  if ((v as number) < lo || (v as number) > hi) throw rangeError(errors, name, String(v), t, String(lo), String(hi));
+  if ((v as number) < lo || (v as number) > hi) {
+    throw rangeError(errors, name, String(v), t, (v as number) < lo, String(lo), String(hi));
+  }
 }

@@ -149,6 +149,41 @@ describe('StructLayout', () => {
     }
   });
 
+  it('says which end of its type an integer passed, for every integer type', () => {
+    const ends: [string, number | bigint, number | bigint][] = [
+      ['u8', 0, 255],
+      ['i8', -128, 127],
+      ['u16', 0, 65535],
+      ['i16', -32768, 32767],
+      ['u32', 0, 4294967295],
+      ['i32', -2147483648, 2147483647],
+      ['u64', 0n, 2n ** 64n - 1n],
+      ['i64', -(2n ** 63n), 2n ** 63n - 1n],
+    ];
+    const message = (f: () => unknown) => {
+      try {
+        f();
+        return 'accepted';
+      } catch (e) {
+        return `${(e as Refusal).kind}: ${(e as Error).message}`;
+      }
+    };
+    for (const [type, lo, hi] of ends) {
+      const T = struct({ x: type as 'u8' });
+      const one = typeof lo === 'bigint' ? 1n : 1;
+      const encode = (x: number | bigint) => message(() => T.encode({ x } as never));
+      const range = `(range ${lo}..${hi})`;
+      expect(encode(lo)).toBe('accepted');
+      expect(encode(hi)).toBe('accepted');
+      expect(encode((lo as number) - (one as number))).toBe(
+        `overflow: struct field x got ${(lo as number) - (one as number)}, less than ${type}'s minimum ${lo} ${range}`,
+      );
+      expect(encode((hi as number) + (one as number))).toBe(
+        `overflow: struct field x got ${(hi as number) + (one as number)}, more than ${type}'s maximum ${hi} ${range}`,
+      );
+    }
+  });
+
   it('refuses too few bytes as a size error', () => {
     const T = struct({ n: 'u32' });
     expect(kind(() => T.decode(new Uint8Array(3)))).toBe('size');

@@ -1,7 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { OffHeapErrorCodes } from '../errors.js';
+import { OffHeapMapReader } from '../shared/offheap-reader.js';
+import { struct } from '../struct.js';
 import { OffHeapMap } from './offheap-map.js';
 
 describe('OffHeapMap (memory-only)', () => {
@@ -197,5 +202,64 @@ describe('OffHeapMap (memory-only)', () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('OffHeapMap after close()', () => {
+  it("ends what was started before it too: the owner's views and running iterations throw CLOSED", async () => {
+    const User = struct({ age: 'u8' });
+    const m = new OffHeapMap<string, { age: number }, typeof User.fields>({ struct: User });
+    m.set('a', { age: 30 }).set('b', { age: 40 });
+    const view = m.view();
+    expect(m.locate('a', view)).toBe(true);
+    const keys = m.keys();
+    expect(keys.next().done).toBe(false);
+    const reader = OffHeapMapReader.attach<string, { age: number }, typeof User.fields>(m.share());
+    const copy = reader.view();
+    expect(reader.locate('b', copy)).toBe(true);
+    await m.close();
+    const closed = expect.objectContaining({ code: OffHeapErrorCodes.CLOSED });
+    // The owner's view reads the map's memory itself, which is the map's until close.
+    expect(() => view.age).toThrow(closed);
+    expect(() => keys.next()).toThrow(closed);
+    // A reader's view holds its own copy of the record, like a value from get(): it keeps reading that copy; the
+    // reader's next read of the map throws.
+    expect(copy.age).toBe(40);
+    expect(() => reader.locate('a', copy)).toThrow(closed);
+    reader.close();
+  });
+});
+
+describe('OffHeapMap.durable() in a loop', () => {
+  /** Awaits `step()` until a timer set before the loop has fired, at most `limit` times; how many it took. */
+  async function loopUntilTimer(step: () => Promise<void>, limit: number): Promise<number | undefined> {
+    let fired = false;
+    const timer = setTimeout(() => {
+      fired = true;
+    }, 0);
+    for (let n = 1; n <= limit; n++) {
+      await step();
+      if (fired) return n;
+    }
+    clearTimeout(timer);
+    return undefined;
+  }
+
+  it('lets timers run while a loop awaits it, memory-only and persisted, writing or not', async () => {
+    // Each durable() below finds its writes already handed to the OS (or has none): without a yield the loop never
+    // leaves the microtask queue, and the timer fires only after the whole loop.
+    const memory = new OffHeapMap<string, number>();
+    expect(await loopUntilTimer(() => memory.durable(), 200_000)).toBeDefined();
+    await memory.close();
+    const dir = mkdtempSync(join(tmpdir(), 'offheap-durable-'));
+    try {
+      const map = await OffHeapMap.open<string, number>({ dir });
+      expect(await loopUntilTimer(() => map.durable(), 200_000)).toBeDefined();
+      let i = 0;
+      expect(await loopUntilTimer(() => map.set(`k${i}`, i++).durable(), 200_000)).toBeDefined();
+      await map.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

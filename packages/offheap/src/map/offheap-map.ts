@@ -27,6 +27,17 @@ import type { PendingSuffix } from './pending-suffix.js';
 import type { Seqlock } from './seqlock.js';
 
 /**
+ * How many `durable()` calls in a row may resolve without an event-loop turn. One turn (a setImmediate, about a
+ * microsecond) in this many calls costs nothing measurable beside a write(2) per call, and lets timers and I/O run
+ * within a millisecond or so of a loop's work.
+ */
+const DURABLE_YIELD_EVERY = 1024;
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** `reclaims` of a closed map: below any count (0 up) and the unpositioned mark (-1) a view can hold. */
+const CLOSED_RECLAIMS = -2;
+
+/**
  * A Map-like store whose keys and values live in SharedArrayBuffers, not on the JS heap.
  *
  * Keys are strings (stored as their UTF-8 bytes) or Uint8Arrays. A string key must be well-formed UTF-16: every
@@ -77,6 +88,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   /** The engine directory of a persisted map. */
   private readonly dir: string | null;
   private closed = false;
+  /** Calls of `durable()` since one last waited for the next event-loop turn. */
+  private durableCalls = 0;
   private changeFeed: MapChanges | undefined;
   /** msgpackr structures grew and the engine has not been given them yet (it gets them with the next value). */
   private unsavedStructures = false;
@@ -129,10 +142,17 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /**
    * Resolves when every mutation made so far is durable at the map's `sync` level (see `open`); at once for a
-   * memory-only map. Rejects with PERSIST_FAILED if an engine write failed (the map then refuses writes).
+   * memory-only map; one call in DURABLE_YIELD_EVERY resolves an event-loop turn later, so that a loop awaiting it
+   * lets timers and I/O run. Rejects with PERSIST_FAILED if an engine write failed (the map then refuses writes).
    */
   durable(): Promise<void> {
-    return this.persistence === null ? Promise.resolve() : this.persistence.durable();
+    const done = this.persistence === null ? Promise.resolve() : this.persistence.durable();
+    // Writes that need no fdatasync are durable once their write(2) returned, which a later microtask reports, and a
+    // memory-only map has nothing to wait for: a loop awaiting durable() would never leave the microtask queue, and
+    // timers and I/O would wait for the whole loop. One call in DURABLE_YIELD_EVERY also waits an event-loop turn.
+    if (++this.durableCalls < DURABLE_YIELD_EVERY) return done;
+    this.durableCalls = 0;
+    return done.then(nextTurn);
   }
 
   /** Like `durable()`, but forces an fdatasync of every write so far whatever the `sync` level. */
@@ -458,11 +478,16 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   /**
-   * Runs `fn(cursor, arg)` from a worker module once per partition of the index, on `threads` worker threads in
-   * parallel, and resolves to the results in partition order (combine them yourself). The function sees records
-   * through a ScanCursor. Writes made while the scan runs may or may not be seen; growth of the index is paused
-   * while scans run (unless the new table fills, then a key moved during the scan may be seen twice or missed).
-   * Rejects with WORKER_FAILED (the worker's error as cause) or CLOSED.
+   * Runs the export `fn.name` (default `default`) of the worker module `fn.module` (an absolute path, or a `file:` or
+   * `data:` URL) as `(cursor, fn.arg) => R` once per partition of the index (about `partitions` slices), on the
+   * `threads` worker threads in parallel, and resolves to the return values in partition order, each
+   * structured-cloned (combine them yourself). The function reads its slice through a ScanCursor: `while
+   * (cursor.next())`, then `cursor.key`, `.value` (decoded), `.bytes` (valid until the next `next()`) or, for a
+   * struct map, `.view` (read-only). Each record present and unchanged during the whole scan is seen once; writes
+   * made meanwhile may or may not be. Growth of the index is paused while scans run (unless the new table fills,
+   * then a key moved during the scan may be seen twice or missed). Rejects with WORKER_FAILED (the worker's error as
+   * cause; an OffHeapError keeps its code), INVALID_ARGUMENT (no function of that name) or CLOSED, once every
+   * partition has settled.
    */
   async scan<R>(fn: WorkerFunction, partitions = this.parallel.threads * 4): Promise<R[]> {
     if (this.closed) throw closedError('map');
@@ -471,8 +496,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   /**
-   * Entries for which the worker module's predicate `(value, key, arg) => boolean` is true, evaluated on worker
-   * threads. Same concurrency rules as `scan`.
+   * The `[key, value]` entries for which the worker module's predicate `(value, key, fn.arg) => boolean` (the export
+   * `fn.name`, default `default`) is true, evaluated on the worker threads, each value decoded in the worker and
+   * structured-cloned back. Same module forms, concurrency rules and rejections as `scan`.
    */
   async filter(fn: WorkerFunction, partitions = this.parallel.threads * 4): Promise<[K, V][]> {
     if (this.closed) throw closedError('map');
@@ -487,7 +513,11 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     return (await this.parallel.getMany(keys)) as (V | undefined)[];
   }
 
-  /** `fn(cursor, arg)` over the whole map on the calling thread: the single-threaded counterpart of `scan`. */
+  /**
+   * `fn(cursor, arg)` on the calling thread, once per table of the index (one, or two while it grows), returning the
+   * results in that order: the single-threaded counterpart of `scan`, taking the function itself. Throws CLOSED, or
+   * what `fn` throws.
+   */
   scanSync<R>(fn: (cursor: ScanCursor<K, V, F>, arg: unknown) => R, arg?: unknown): R[] {
     if (this.closed) throw closedError('map');
     if (this.pending !== null) this.settle();
@@ -517,6 +547,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Views positioned before close see a count no view holds, and go to `revalidate`, which throws CLOSED: no
+    // check on the field accessors' path.
+    this.reclaims = CLOSED_RECLAIMS;
     this.pending?.stop();
     this.sharing.close();
     await this.parallel.close();
@@ -632,6 +665,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       for (let i = 0; i < t.capacity; i++) {
         const loc = t.slots[i * 2 + 1]!;
         if (loc <= LOC_TOMBSTONE) continue;
+        // An iteration started before close() ends with it, as every read does.
+        if (this.closed) throw closedError('map');
         yield [locSegment(loc), locOffset(loc)];
       }
     }

@@ -52,4 +52,30 @@ describe('RecordCursor', () => {
     });
     await map.close();
   });
+
+  it('keys of a bytes map stay each its own after next(), in scanSync, scan and filter', async () => {
+    const map = new OffHeapMap<Uint8Array, { n: number }>({ keys: 'bytes', threads: 2 });
+    const want: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      map.set(Uint8Array.of(i, 255 - i), { n: i });
+      want.push(`${i},${255 - i}`);
+    }
+    const text = (keys: Uint8Array[]) => keys.map((k) => Array.from(k).join(',')).sort();
+    const collect = (c: ScanCursor<Uint8Array, { n: number }>) => {
+      const keys: Uint8Array[] = [];
+      while (c.next()) keys.push(c.key);
+      return keys;
+    };
+    want.sort();
+    expect(text(map.scanSync(collect).flat())).toEqual(want);
+    const module = `data:text/javascript,${encodeURIComponent(
+      `export default ${collect.toString()}; export const even = (v) => v.n % 2 === 0;`,
+    )}`;
+    expect(text((await map.scan<Uint8Array[]>({ module })).flat())).toEqual(want);
+    const even = await map.filter({ module, name: 'even' });
+    expect(even.map(([k, v]) => `${Array.from(k).join(',')}=${v.n}`).sort()).toEqual(
+      want.filter((k) => Number(k.split(',')[0]) % 2 === 0).map((k) => `${k}=${k.split(',')[0]}`),
+    );
+    await map.close();
+  });
 });

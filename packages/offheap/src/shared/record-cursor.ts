@@ -1,6 +1,7 @@
 import type { FieldSpec, StructValue } from '@heapless/struct';
 import type { MsgpackCodec } from '../codec/msgpack-codec.js';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
+import { copyOf } from '../map/copy-of.js';
 import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import type { HashTable } from '../memory/hash-table.js';
 import type { StructLayout } from '../struct.js';
@@ -16,7 +17,7 @@ import { stripeOf } from './shared-control.js';
 export interface ScanCursor<K, V, F extends FieldSpec = FieldSpec> {
   /** Moves to the next record; false when the range is done. */
   next(): boolean;
-  /** The current key (a new string or Uint8Array). */
+  /** The current key: a new string, or for `keys: 'bytes'` a new Uint8Array (a copy, kept valid after `next()`). */
   readonly key: K;
   /** The current value, decoded (a new object). */
   readonly value: V;
@@ -122,7 +123,8 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
 
   get key(): K {
     const b = this.buf;
-    return (this.keysAreStrings ? b.toString('utf8', 0, this.keyLength) : b.slice(0, this.keyLength)) as K;
+    // A copy: the next record overwrites `buf`, and a scan or filter keeps the keys it collected.
+    return (this.keysAreStrings ? b.toString('utf8', 0, this.keyLength) : copyOf(b, 0, this.keyLength)) as K;
   }
 
   get value(): V {

@@ -22,6 +22,8 @@ export interface EngineArgs {
   start: string | undefined;
   end: string | undefined;
   limit: number | undefined;
+  /** `repair`: make an empty database of a directory that holds none of the engine's files (else refused). */
+  create: boolean;
 }
 
 export const ENGINE_USAGE = `Usage: heapless engine <command> DIR [options]
@@ -32,8 +34,10 @@ refuse it with LOCKED):
   dump DIR               every live entry in key order (key => value; non-text bytes as 0x hex)
   verify DIR             check every checksum of every file; names each bad file and offset
   compact DIR            compact the whole key range down the levels
-  repair DIR             rebuild the manifest from the tables and logs present (damaged files go to DIR/lost/)
-  checkpoint DIR TARGET  write a consistent, openable copy of DIR into TARGET (new or empty)
+  repair DIR             rebuild the manifest from the tables and logs present (damaged files, and copies of
+                         what it replaces, go to DIR/lost/); refuses a directory holding none of the engine's
+                         files (CURRENT, MANIFEST-*, *.log, *.sst) unless given --create
+  checkpoint DIR TARGET  write a consistent, openable copy of DIR into TARGET (new or empty, not inside DIR)
 
 Options:
   --json                 print JSON (dump: one JSON object per line) instead of text
@@ -41,6 +45,7 @@ Options:
   --start KEY            dump: from KEY (included)
   --end KEY              dump: up to KEY (excluded)
   --limit N              dump: at most N entries
+  --create               repair: make an empty database where there is none
 
 Exit status: 0 on success, 1 with "heapless: CODE: message" on stderr on failure (verify: when a file is damaged),
 2 for a bad command line.
@@ -66,6 +71,9 @@ export function parseEngineArgs(argv: readonly string[], stderrIsTty: boolean): 
   }
   const extra = sub === 'checkpoint' ? rest[0] : (target ?? rest[0]);
   if (extra !== undefined) throw new ActorError('HEAPLESS_ERR_USAGE', `unexpected argument ${extra}`);
+  if (sub !== 'repair' && values.create !== undefined) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', '--create is an option of repair');
+  }
   if (sub !== 'dump') {
     for (const name of ['start', 'end', 'limit'] as const) {
       if (values[name] !== undefined) throw new ActorError('HEAPLESS_ERR_USAGE', `--${name} is an option of dump`);
@@ -88,6 +96,7 @@ export function parseEngineArgs(argv: readonly string[], stderrIsTty: boolean): 
     start: values.start,
     end: values.end,
     limit,
+    create: values.create ?? false,
   };
 }
 
@@ -102,6 +111,7 @@ function parseOptions(argv: readonly string[]) {
       start: { type: 'string' },
       end: { type: 'string' },
       limit: { type: 'string' },
+      create: { type: 'boolean' },
     },
   });
 }

@@ -1,6 +1,6 @@
 // `heapless engine ...` run as the real built command, in a child process.
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,6 +123,41 @@ describe('heapless engine', () => {
     expect(repair.stdout).toMatch(/^\d+ tables, 601 entries, last sequence 601;/);
     expect(repair.stderr).toMatch(/^repair 0\/\d+ \d+\.(sst|log)$/m); // a line per file read
     expect(heapless('engine', 'dump', copy).stdout.split('\n')).toHaveLength(602);
+  });
+
+  it('refuses a directory that is not a database and leaves it as it was; repair keeps what it replaces', () => {
+    const empty = join(root, 'empty');
+    mkdirSync(empty);
+    const refused = heapless('engine', 'repair', empty);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^heapless: HEAPLESS_ERR_NOT_FOUND: /);
+    expect(readdirSync(empty)).toEqual([]);
+    expect(heapless('engine', 'repair', empty, '--create').status).toBe(0);
+    expect(readdirSync(empty)).toContain('CURRENT');
+    expect(heapless('engine', 'compact', dir, '--create').stderr).toMatch(/--create is an option of repair/);
+
+    const other = join(root, 'other');
+    mkdirSync(other);
+    writeFileSync(join(other, 'CURRENT'), 'garbage\n');
+    writeFileSync(join(other, 'notes.txt'), 'notes');
+    const before = readdirSync(other).sort();
+    for (const sub of ['compact', 'stats', 'dump']) {
+      const r = heapless('engine', sub, other);
+      expect(r.status, sub).toBe(1);
+      expect(r.stderr, sub).toMatch(/^heapless: HEAPLESS_ERR_CORRUPTION: /);
+      expect(readdirSync(other).sort(), sub).toEqual(before);
+    }
+    expect(heapless('engine', 'checkpoint', other, join(root, 'cp')).status).toBe(1);
+    expect(readdirSync(other).sort()).toEqual(before);
+    const repaired = heapless('engine', 'repair', other, '--json');
+    expect(repaired.status).toBe(0);
+    expect(readFileSync(join(other, 'lost', 'CURRENT'), 'utf8')).toBe('garbage\n');
+
+    // A checkpoint inside its own source is refused, as the map's is.
+    const inside = heapless('engine', 'checkpoint', dir, join(dir, 'cp'));
+    expect(inside.status).toBe(1);
+    expect(inside.stderr).toMatch(/^heapless: HEAPLESS_ERR_INVALID_ARGUMENT: .*inside/);
+    expect(readdirSync(dir)).not.toContain('cp');
   });
 
   it('fails with the error code: a directory held open (LOCKED), no database (NOT_FOUND), bad usage (exit 2)', async () => {

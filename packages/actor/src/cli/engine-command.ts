@@ -7,6 +7,9 @@
  * stats, dump and verify only read, so they work on a directory a running server holds open: stats and dump through
  * the engine's read-only open (no lock; the state as of the open), verify without opening at all. compact, repair
  * and checkpoint write, so they take the directory's lock, and a directory held open is refused with LOCKED.
+ * None of them takes a directory that is not a database for one: they refuse it (NOT_FOUND; repair, whose job is a
+ * damaged database, accepts any directory holding one of the engine's files, or any with --create), and one that
+ * fails leaves no file behind (repair keeps in lost/ whatever it replaces).
  */
 import { Engine, repairDatabase, type TableInfo, verifyDatabase } from '@heapless/engine';
 import type { EngineArgs } from './engine-args.js';
@@ -33,6 +36,7 @@ export async function runEngineCommand(args: EngineArgs, io: CommandIo): Promise
       progress(`repairing ${args.dir}`);
       const report = await repairDatabase(args.dir, {
         onProgress: (done, total, file) => progress(`repair ${done}/${total} ${file}`),
+        createIfMissing: args.create,
       });
       if (args.json) io.out(`${toJson(report)}\n`);
       else {

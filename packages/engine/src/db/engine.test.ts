@@ -351,6 +351,17 @@ describe('Engine', () => {
     await db.close();
   });
 
+  it('an open that fails on a directory that is no database removes the LOCK and READERS it made', async () => {
+    writeFileSync(join(dir, 'CURRENT'), 'garbage\n');
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    await expect(Engine.open(dir, { createIfMissing: false })).rejects.toMatchObject({ code: ErrorCodes.CORRUPTION });
+    expect(readdirSync(dir).sort()).toEqual(['CURRENT', 'notes.txt']);
+    // A LOCK that was there before stays: only what the open made goes.
+    writeFileSync(join(dir, 'LOCK'), '');
+    await expect(Engine.open(dir)).rejects.toMatchObject({ code: ErrorCodes.CORRUPTION });
+    expect(readdirSync(dir).sort()).toEqual(['CURRENT', 'LOCK', 'notes.txt']);
+  });
+
   it('a WAL damaged after the replay has written tables fails the open and leaves the directory as it was', async () => {
     let db = await Engine.open(dir);
     for (let i = 0; i < 1000; i++) await db.put(`k${i}`, `v${i}`);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '@heapless/engine';
 import { OffHeapMap } from '@heapless/offheap';
+import { pack } from 'msgpackr';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -105,6 +106,38 @@ describe('heapless engine', () => {
     };
     expect(json.ok).toBe(false);
     expect(json.image.problems).toHaveLength(1);
+  });
+
+  it("dump and stats of a map's directory: records under the user's keys, metadata apart; hex bounds", async () => {
+    const mapDir = join(root, 'map');
+    const map = await OffHeapMap.open<string, string>({ dir: mapDir });
+    for (const k of ['h:1', 'user:1', 'user:2', 'z']) map.set(k, `v ${k}`);
+    await map.meta.set('schema', Buffer.from('v7'));
+    await map.close();
+    const value = (k: string) => `0x${Buffer.from(pack(`v ${k}`)).toString('hex')}`;
+    const all = heapless('engine', 'dump', mapDir);
+    expect(all.status).toBe(0);
+    expect(all.stdout).toBe(['h:1', 'user:1', 'user:2', 'z'].map((k) => `${k} => ${value(k)}\n`).join(''));
+    const users = `user:1 => ${value('user:1')}\nuser:2 => ${value('user:2')}\n`;
+    expect(heapless('engine', 'dump', mapDir, '--start', 'user:', '--end', 'user;').stdout).toBe(users);
+    const hexBounds = ['--hex', '--start', Buffer.from('user:').toString('hex'), '--end', '75736572'.concat('3b')];
+    expect(heapless('engine', 'dump', mapDir, ...hexBounds).stdout).toBe(users);
+    const meta = heapless('engine', 'dump', mapDir, '--meta', '--json').stdout.trimEnd().split('\n');
+    const parsed = meta.map((l) => JSON.parse(l) as Record<string, string>);
+    expect(parsed).toContainEqual({ meta: 'meta', key: 'schema', value: 'v7' });
+    expect(parsed.filter((p) => p.meta === 'map').map((p) => p.key)).toContain('meta');
+    expect(heapless('engine', 'dump', mapDir, '--raw', '--limit', '1').stdout).toMatch(/^0x00/);
+    expect(heapless('engine', 'dump', mapDir, '--raw').stdout).toMatch(/^0x01683a31 => /m);
+    const stats = heapless('engine', 'stats', mapDir);
+    expect(stats.stdout).toMatch(/^map: format 1, string keys, msgpack values$/m);
+    expect(stats.stdout).toMatch(/^map metadata: schema$/m);
+    const statsJson = JSON.parse(heapless('engine', 'stats', mapDir, '--json').stdout) as { map: unknown };
+    expect(statsJson.map).toMatchObject({ meta: { keys: 'string', codec: 'msgpack' }, metaNames: ['schema'] });
+    // Not a map's directory: the engine's keys as they are, hex bounds too; no map in stats; --meta refused.
+    expect(heapless('engine', 'dump', dir, '--hex', '--start', 'ff').stdout).toBe('0xff00 => 0x0102\n');
+    expect((JSON.parse(heapless('engine', 'stats', dir, '--json').stdout) as { map: unknown }).map).toBeNull();
+    expect(heapless('engine', 'dump', dir, '--meta').status).toBe(2);
+    expect(heapless('engine', 'dump', dir, '--hex', '--start', 'zz').stderr).toMatch(/even number of hex digits/);
   });
 
   it('compact, checkpoint and repair: each leaves a database that holds every entry', async () => {

@@ -13,8 +13,8 @@
  * The engine then writes only inside that new directory.
  *
  * What remains of the check-then-use window: Node has no `openat`, so the engine's writes name files by path, and
- * between the walk and those writes someone who can write in the root could rename a directory of the name's path
- * and put a link in its place. That needs a local account with write access to the root, which the operator grants
+ * between the walk (which ends by checking that the new directory's real path is the one it walked) and those
+ * writes someone who can write in the root could rename a directory of the name's path and put a link in its place. That needs a local account with write access to the root, which the operator grants
  * (a remote caller cannot make links); the server's own data directory is guarded besides by the map's real-path
  * check, made as the checkpoint starts.
  */
@@ -65,7 +65,20 @@ export function checkpointDirectory(root: string | undefined, name: unknown): st
       throw storageError(dir, err);
     }
   });
+  // Made, and every component checked: the path must still resolve to itself, or a component was swapped for a link
+  // meanwhile (the new directory, empty, is left to the operator: it may no longer be where the walk made it).
+  if (realPathOrNull(dir) !== dir) {
+    throw new HeaplessError('BAD_ARGUMENTS', `checkpoint name ${shown}: its path changed while it was made`);
+  }
   return dir;
+}
+
+function realPathOrNull(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
 }
 
 /** Removes the directory `checkpointDirectory` made for a checkpoint that failed, if nothing was left in it. */

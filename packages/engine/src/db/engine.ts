@@ -348,9 +348,11 @@ export class Engine {
   }
 
   /**
-   * Writes a consistent copy of the database into `dir` (which must not exist or be empty): tables are hard-linked
-   * (copied across file systems), WALs and a fresh manifest copied. The copy opens as its own engine. Rejects with
-   * EngineError INVALID_ARGUMENT (target not empty), CLOSED or IO.
+   * Writes a consistent copy of the database into `dir` (which must not exist or be empty, and must not lie inside
+   * this database's directory, through a symbolic link either): tables are hard-linked (copied across file systems),
+   * WALs and a fresh manifest copied; the manifest's last sequence is the last write the copy holds. The copy opens
+   * as its own engine. Rejects with EngineError INVALID_ARGUMENT (target not empty, or inside), CLOSED or IO (after
+   * removing what it wrote).
    */
   async checkpoint(dir: string): Promise<void> {
     if (this.closing) throw closedError(`engine ${this.location}`);

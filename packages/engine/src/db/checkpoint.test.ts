@@ -46,6 +46,9 @@ describe('checkpoint', () => {
       await reopened.put('next', 'y');
       expect(reopened.lastSequence).toBe(c.lastSequence + 1);
       expect(dec.decode(reopened.getSync('k19'))).toBe('v19');
+      // A reader resuming from before the checkpoint (a watcher) finds every write after it, without a gap.
+      if (wal)
+        expect(await reopened.updatesSince(before)).toMatchObject({ ok: true, updates: c.lastSequence + 1 - before });
       await reopened.close();
     });
   }

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KvActor, kvRoutes, publish, spawn } from '@heapless/actor';
@@ -85,6 +85,28 @@ describe('KV checkpoint', () => {
     const bad = await post({ name: '../../etc' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { code: string }).code).toBe('BAD_ARGUMENTS');
+  });
+
+  it('refuses a name through a symbolic link planted under the root, an existing directory, and a long name', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'kv-checkpoint-elsewhere-'));
+    try {
+      symlinkSync(elsewhere, join(checkpoints, 'link'));
+      symlinkSync(data, join(checkpoints, 'link-data'));
+      mkdirSync(join(checkpoints, 'empty'));
+      const dataBefore = readdirSync(data).sort();
+      for (const name of ['link', 'link/sub', 'link-data/sub', 'empty']) {
+        await expect(kv.checkpoint(name), name).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+      }
+      expect(readdirSync(elsewhere)).toEqual([]);
+      expect(readdirSync(data).sort()).toEqual(dataBefore);
+      expect(readdirSync(join(checkpoints, 'empty'))).toEqual([]);
+      // 200 characters, 400 bytes: too long a name, not a storage failure.
+      const long = await post({ name: 'é'.repeat(200) });
+      expect(long.status).toBe(400);
+      expect(((await long.json()) as { code: string }).code).toBe('BAD_ARGUMENTS');
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it('is FORBIDDEN where the operator configured no checkpoint root', async () => {

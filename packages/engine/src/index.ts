@@ -1,5 +1,6 @@
 export { CorruptionError, ENGINE_ERRORS, EngineError, type ErrorCode, ErrorCodes, isErrorCode } from './base/errors.js';
 export type { Compression, EngineOptions } from './base/options.js';
+export { pathWithin, realPath } from './base/real-path.js';
 export type { ApproximateSizeOptions } from './db/approximate-size.js';
 export { destroyDatabase } from './db/destroy.js';
 export { Engine, type EngineStats, type ReadOptions, type WriteOperation, type WriteOptions } from './db/engine.js';

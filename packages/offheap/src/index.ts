@@ -23,7 +23,9 @@ export {
 } from './persist/image.js';
 export { ImageStreamCheck, VerifiedImage } from './persist/image-check.js';
 export type { ImageScheduleStats } from './persist/image-schedule.js';
+export { MAP_RECORD_RANGE, type MapEngineKey, mapEngineKey, mapRecordKey, readMapMeta } from './persist/map-keys.js';
 export { type ImageLoader, type NativeStatus, nativeStatus } from './persist/native.js';
+export type { MapMeta } from './persist/persistence.js';
 export { attach, OffHeapMapReader } from './shared/offheap-reader.js';
 export type { WorkerFunction } from './shared/parallel-task.js';
 export type { ScanCursor } from './shared/record-cursor.js';

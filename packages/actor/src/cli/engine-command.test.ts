@@ -1,11 +1,12 @@
 // `heapless engine ...` run as the real built command, in a child process.
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '@heapless/engine';
 import { OffHeapMap } from '@heapless/offheap';
+import { pack } from 'msgpackr';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -107,6 +108,38 @@ describe('heapless engine', () => {
     expect(json.image.problems).toHaveLength(1);
   });
 
+  it("dump and stats of a map's directory: records under the user's keys, metadata apart; hex bounds", async () => {
+    const mapDir = join(root, 'map');
+    const map = await OffHeapMap.open<string, string>({ dir: mapDir });
+    for (const k of ['h:1', 'user:1', 'user:2', 'z']) map.set(k, `v ${k}`);
+    await map.meta.set('schema', Buffer.from('v7'));
+    await map.close();
+    const value = (k: string) => `0x${Buffer.from(pack(`v ${k}`)).toString('hex')}`;
+    const all = heapless('engine', 'dump', mapDir);
+    expect(all.status).toBe(0);
+    expect(all.stdout).toBe(['h:1', 'user:1', 'user:2', 'z'].map((k) => `${k} => ${value(k)}\n`).join(''));
+    const users = `user:1 => ${value('user:1')}\nuser:2 => ${value('user:2')}\n`;
+    expect(heapless('engine', 'dump', mapDir, '--start', 'user:', '--end', 'user;').stdout).toBe(users);
+    const hexBounds = ['--hex', '--start', Buffer.from('user:').toString('hex'), '--end', '75736572'.concat('3b')];
+    expect(heapless('engine', 'dump', mapDir, ...hexBounds).stdout).toBe(users);
+    const meta = heapless('engine', 'dump', mapDir, '--meta', '--json').stdout.trimEnd().split('\n');
+    const parsed = meta.map((l) => JSON.parse(l) as Record<string, string>);
+    expect(parsed).toContainEqual({ meta: 'meta', key: 'schema', value: 'v7' });
+    expect(parsed.filter((p) => p.meta === 'map').map((p) => p.key)).toContain('meta');
+    expect(heapless('engine', 'dump', mapDir, '--raw', '--limit', '1').stdout).toMatch(/^0x00/);
+    expect(heapless('engine', 'dump', mapDir, '--raw').stdout).toMatch(/^0x01683a31 => /m);
+    const stats = heapless('engine', 'stats', mapDir);
+    expect(stats.stdout).toMatch(/^map: format 1, string keys, msgpack values$/m);
+    expect(stats.stdout).toMatch(/^map metadata: schema$/m);
+    const statsJson = JSON.parse(heapless('engine', 'stats', mapDir, '--json').stdout) as { map: unknown };
+    expect(statsJson.map).toMatchObject({ meta: { keys: 'string', codec: 'msgpack' }, metaNames: ['schema'] });
+    // Not a map's directory: the engine's keys as they are, hex bounds too; no map in stats; --meta refused.
+    expect(heapless('engine', 'dump', dir, '--hex', '--start', 'ff').stdout).toBe('0xff00 => 0x0102\n');
+    expect((JSON.parse(heapless('engine', 'stats', dir, '--json').stdout) as { map: unknown }).map).toBeNull();
+    expect(heapless('engine', 'dump', dir, '--meta').status).toBe(2);
+    expect(heapless('engine', 'dump', dir, '--hex', '--start', 'zz').stderr).toMatch(/even number of hex digits/);
+  });
+
   it('compact, checkpoint and repair: each leaves a database that holds every entry', async () => {
     const compact = heapless('engine', 'compact', dir, '--json');
     expect(compact.status).toBe(0);
@@ -123,6 +156,41 @@ describe('heapless engine', () => {
     expect(repair.stdout).toMatch(/^\d+ tables, 601 entries, last sequence 601;/);
     expect(repair.stderr).toMatch(/^repair 0\/\d+ \d+\.(sst|log)$/m); // a line per file read
     expect(heapless('engine', 'dump', copy).stdout.split('\n')).toHaveLength(602);
+  });
+
+  it('refuses a directory that is not a database and leaves it as it was; repair keeps what it replaces', () => {
+    const empty = join(root, 'empty');
+    mkdirSync(empty);
+    const refused = heapless('engine', 'repair', empty);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^heapless: HEAPLESS_ERR_NOT_FOUND: /);
+    expect(readdirSync(empty)).toEqual([]);
+    expect(heapless('engine', 'repair', empty, '--create').status).toBe(0);
+    expect(readdirSync(empty)).toContain('CURRENT');
+    expect(heapless('engine', 'compact', dir, '--create').stderr).toMatch(/--create is an option of repair/);
+
+    const other = join(root, 'other');
+    mkdirSync(other);
+    writeFileSync(join(other, 'CURRENT'), 'garbage\n');
+    writeFileSync(join(other, 'notes.txt'), 'notes');
+    const before = readdirSync(other).sort();
+    for (const sub of ['compact', 'stats', 'dump']) {
+      const r = heapless('engine', sub, other);
+      expect(r.status, sub).toBe(1);
+      expect(r.stderr, sub).toMatch(/^heapless: HEAPLESS_ERR_CORRUPTION: /);
+      expect(readdirSync(other).sort(), sub).toEqual(before);
+    }
+    expect(heapless('engine', 'checkpoint', other, join(root, 'cp')).status).toBe(1);
+    expect(readdirSync(other).sort()).toEqual(before);
+    const repaired = heapless('engine', 'repair', other, '--json');
+    expect(repaired.status).toBe(0);
+    expect(readFileSync(join(other, 'lost', 'CURRENT'), 'utf8')).toBe('garbage\n');
+
+    // A checkpoint inside its own source is refused, as the map's is.
+    const inside = heapless('engine', 'checkpoint', dir, join(dir, 'cp'));
+    expect(inside.status).toBe(1);
+    expect(inside.stderr).toMatch(/^heapless: HEAPLESS_ERR_INVALID_ARGUMENT: .*inside/);
+    expect(readdirSync(dir)).not.toContain('cp');
   });
 
   it('fails with the error code: a directory held open (LOCKED), no database (NOT_FOUND), bad usage (exit 2)', async () => {

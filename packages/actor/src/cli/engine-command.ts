@@ -7,6 +7,9 @@
  * stats, dump and verify only read, so they work on a directory a running server holds open: stats and dump through
  * the engine's read-only open (no lock; the state as of the open), verify without opening at all. compact, repair
  * and checkpoint write, so they take the directory's lock, and a directory held open is refused with LOCKED.
+ * None of them takes a directory that is not a database for one: they refuse it (NOT_FOUND; repair, whose job is a
+ * damaged database, accepts any directory holding one of the engine's files, or any with --create), and one that
+ * fails leaves no file behind (repair keeps in lost/ whatever it replaces).
  */
 import { Engine, repairDatabase, type TableInfo, verifyDatabase } from '@heapless/engine';
 import type { EngineArgs } from './engine-args.js';
@@ -33,6 +36,7 @@ export async function runEngineCommand(args: EngineArgs, io: CommandIo): Promise
       progress(`repairing ${args.dir}`);
       const report = await repairDatabase(args.dir, {
         onProgress: (done, total, file) => progress(`repair ${done}/${total} ${file}`),
+        createIfMissing: args.create,
       });
       if (args.json) io.out(`${toJson(report)}\n`);
       else {
@@ -53,7 +57,7 @@ export async function runEngineCommand(args: EngineArgs, io: CommandIo): Promise
   try {
     switch (args.sub) {
       case 'stats':
-        stats(engine, args, io);
+        await stats(engine, args, io);
         break;
       case 'dump':
         await dumpEntries(engine, args, io, progress);
@@ -95,17 +99,40 @@ const PROGRESS_MS = 1000;
 
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
 
-function stats(engine: Engine, args: EngineArgs, io: CommandIo): void {
+/**
+ * The engine's figures and tables; in a map's directory also the map's metadata (`map`: how its keys and values are
+ * encoded, and the names of its user's metadata values; JSON `map: null` elsewhere).
+ */
+async function stats(engine: Engine, args: EngineArgs, io: CommandIo): Promise<void> {
   const tables: TableInfo[] = engine.tableProperties();
+  const map = await mapSummary(engine);
   if (args.json) {
-    io.out(`${toJson({ stats: engine.stats(), tables })}\n`);
+    io.out(`${toJson({ stats: engine.stats(), tables, map: map ?? null })}\n`);
     return;
+  }
+  if (map !== undefined) {
+    const { format, keys, codec, struct } = map.meta;
+    io.out(`map: format ${format}, ${keys} keys, ${codec} values${struct === null ? '' : ` (struct ${struct})`}\n`);
+    io.out(`map metadata: ${map.metaNames.length === 0 ? 'none' : map.metaNames.join(', ')}\n\n`);
   }
   io.out(engine.property('heapless.levelstats') ?? '');
   io.out('\n');
   io.out(engine.property('heapless.stats') ?? '');
   io.out('\ntables:\n');
   io.out(engine.property('heapless.table-properties') ?? '');
+}
+
+/** A map's metadata and the names of its user's metadata values, when `engine` holds a map's directory. */
+async function mapSummary(engine: Engine) {
+  const { readMapMeta, mapEngineKey, MAP_RECORD_RANGE } = await import('@heapless/offheap');
+  const meta = readMapMeta(engine);
+  if (meta === undefined) return undefined;
+  const metaNames: string[] = [];
+  for await (const [k] of engine.iterator({ gte: MAP_RECORD_RANGE.lt, values: false })) {
+    const what = mapEngineKey(k);
+    if (what?.kind === 'user-meta') metaNames.push(Buffer.from(what.name).toString('utf8'));
+  }
+  return { meta, metaNames };
 }
 
 async function verify(args: EngineArgs, io: CommandIo, progress: (line: string) => void): Promise<number> {

@@ -1,4 +1,11 @@
+/**
+ * `heapless engine dump`: the live entries of an engine directory in key order. In a map's directory (one an
+ * OffHeapMap persisted, a heapless server's among them: see `readMapMeta` of @heapless/offheap for how it is told),
+ * the engine's keys carry the map's namespace byte; the dump shows the map's records under the keys the user wrote
+ * (bounds are such keys too), and its metadata apart (`--meta`); `--raw` shows the engine's keys as they are.
+ */
 import type { Engine } from '@heapless/engine';
+import { ActorError } from '../errors.js';
 import type { EngineArgs } from './engine-args.js';
 import type { CommandIo } from './engine-command.js';
 
@@ -19,10 +26,29 @@ function asText(bytes: Uint8Array): string | undefined {
 
 const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 
+/** One line of the dump: fields as text when they are, else as hex (`keyHex`, `0x…`). */
+type Line = { label?: string; key: Uint8Array; value: Uint8Array; keyAsHex?: boolean };
+
+function writeLine(io: CommandIo, json: boolean, { label, key, value, keyAsHex }: Line): void {
+  const k = keyAsHex ? undefined : asText(key);
+  const v = asText(value);
+  if (json) {
+    const o: Record<string, string> = {};
+    if (label !== undefined) o.meta = label;
+    if (k === undefined) o.keyHex = hex(key);
+    else o.key = k;
+    if (v === undefined) o.valueHex = hex(value);
+    else o.value = v;
+    io.out(`${JSON.stringify(o)}\n`);
+  } else io.out(`${label === undefined ? '' : `${label} `}${k ?? `0x${hex(key)}`} => ${v ?? `0x${hex(value)}`}\n`);
+}
+
 /**
  * Writes the live entries of `engine` in key order, within `args.start`/`args.end`, at most `args.limit`: as
- * `key => value` lines (bytes that are not text as 0x hex), or with `--json` one object per line,
- * `{"key": text}` or `{"keyHex": hex}` and the same for the value.
+ * `key => value` lines (bytes that are not text as 0x hex), or with `--json` one object per line, `{"key": text}`
+ * or `{"keyHex": hex}` and the same for the value. A map's directory: its records (a bytes-keyed map's keys in hex),
+ * or with `args.meta` its metadata, each line labelled `meta` (the user's named values) or `map` (the map's own;
+ * JSON: `"meta": label`). Throws ActorError USAGE for `--meta` on a directory that is not a map's.
  */
 export async function dumpEntries(
   engine: Engine,
@@ -30,22 +56,42 @@ export async function dumpEntries(
   io: CommandIo,
   progress: (line: string) => void,
 ): Promise<void> {
+  const offheap = args.raw ? undefined : await import('@heapless/offheap');
+  const map = offheap?.readMapMeta(engine);
+  if (args.meta && map === undefined) {
+    throw new ActorError('HEAPLESS_ERR_USAGE', `--meta needs a map's directory: ${args.dir} holds no map's metadata`);
+  }
   let n = 0;
   const limit = args.limit ?? Number.POSITIVE_INFINITY;
-  if (limit === 0) return;
-  for await (const [k, v] of engine.iterator({ gte: args.start, lt: args.end })) {
-    const key = asText(k);
-    const value = asText(v);
-    if (args.json) {
-      const o: Record<string, string> = {};
-      if (key === undefined) o.keyHex = hex(k);
-      else o.key = key;
-      if (value === undefined) o.valueHex = hex(v);
-      else o.value = value;
-      io.out(`${JSON.stringify(o)}\n`);
-    } else io.out(`${key ?? `0x${hex(k)}`} => ${value ?? `0x${hex(v)}`}\n`);
+  const each = (line: Line): boolean => {
+    writeLine(io, args.json, line);
     if (++n % PROGRESS_EVERY === 0) progress(`dumped ${n} entries`);
-    if (n >= limit) break;
+    return n < limit;
+  };
+  if (limit > 0) {
+    if (offheap === undefined || map === undefined) {
+      for await (const [key, value] of engine.iterator({ gte: args.start, lt: args.end })) {
+        if (!each({ key, value })) break;
+      }
+    } else if (args.meta) {
+      for await (const [k, value] of engine.iterator({ lt: offheap.MAP_RECORD_RANGE.gte })) {
+        if (!each({ label: 'map', key: k.subarray(1), value })) break;
+      }
+      for await (const [k, value] of engine.iterator({ gte: offheap.MAP_RECORD_RANGE.lt })) {
+        const what = offheap.mapEngineKey(k);
+        if (!each({ label: what?.kind === 'user-meta' ? 'meta' : 'engine', key: what?.name ?? k, value })) break;
+      }
+    } else {
+      const { gte, lt } = offheap.MAP_RECORD_RANGE;
+      const bounds = {
+        gte: args.start === undefined ? gte : offheap.mapRecordKey(args.start),
+        lt: args.end === undefined ? lt : offheap.mapRecordKey(args.end),
+      };
+      const keyAsHex = map.keys === 'bytes';
+      for await (const [k, value] of engine.iterator(bounds)) {
+        if (!each({ key: k.subarray(1), value, keyAsHex })) break;
+      }
+    }
   }
   progress(`dumped ${n} entries`);
 }

@@ -10,7 +10,7 @@ import type { MapBatch, MapCheckpoint, OffHeapMap, OffHeapMapStats } from '@heap
 import { Actor } from '../runtime/actor.js';
 import { detach } from '../runtime/detach.js';
 import { storageWireCode } from '../server/wire-error.js';
-import { checkpointDirectory } from './kv-checkpoint.js';
+import { checkpointDirectory, removeCheckpointDirectory } from './kv-checkpoint.js';
 import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
 import { type KvWatch, KvWatchHub } from './kv-watch.js';
 import type { SinkOp, WriteSink } from './write-sink.js';
@@ -391,13 +391,20 @@ export class KvActor extends Actor {
   /**
    * Writes a consistent copy of the store, taken while writes go on, to the checkpoint `name` under the configured
    * checkpoint root (see kv-checkpoint.ts); the copy opens elsewhere as the map, from its image. Resolves once the
-   * copy is complete. Errors: FORBIDDEN (no checkpoint root), BAD_ARGUMENTS (a name that leaves the root, or an
-   * existing non-empty directory), storage codes (a memory-only store: BAD_ARGUMENTS; an I/O failure).
+   * copy is complete. Errors: FORBIDDEN (no checkpoint root), BAD_ARGUMENTS (a name that leaves the root, goes
+   * through a symbolic link, or names an existing directory), storage codes (a memory-only store: BAD_ARGUMENTS; a
+   * directory inside the store's own; an I/O failure).
    */
   checkpoint(name: string): Promise<KvCheckpoint> {
     const dir = checkpointDirectory(this.#checkpointRoot, name);
     return detach(
-      this.#map.checkpoint(dir).then((c: MapCheckpoint) => ({ dir: c.dir, imageSequence: c.imageSequence, ms: c.ms })),
+      this.#map.checkpoint(dir).then(
+        (c: MapCheckpoint) => ({ dir: c.dir, imageSequence: c.imageSequence, ms: c.ms }),
+        (err: unknown) => {
+          removeCheckpointDirectory(dir);
+          throw err;
+        },
+      ),
     );
   }
 

@@ -351,6 +351,17 @@ describe('Engine', () => {
     await db.close();
   });
 
+  it('an open that fails on a directory that is no database removes the LOCK and READERS it made', async () => {
+    writeFileSync(join(dir, 'CURRENT'), 'garbage\n');
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    await expect(Engine.open(dir, { createIfMissing: false })).rejects.toMatchObject({ code: ErrorCodes.CORRUPTION });
+    expect(readdirSync(dir).sort()).toEqual(['CURRENT', 'notes.txt']);
+    // A LOCK that was there before stays: only what the open made goes.
+    writeFileSync(join(dir, 'LOCK'), '');
+    await expect(Engine.open(dir)).rejects.toMatchObject({ code: ErrorCodes.CORRUPTION });
+    expect(readdirSync(dir).sort()).toEqual(['CURRENT', 'LOCK', 'notes.txt']);
+  });
+
   it('a WAL damaged after the replay has written tables fails the open and leaves the directory as it was', async () => {
     let db = await Engine.open(dir);
     for (let i = 0; i < 1000; i++) await db.put(`k${i}`, `v${i}`);
@@ -438,18 +449,22 @@ describe('Engine', () => {
     for (let i = 0; i < 500; i++) await db.put(`k${i}`, `v${i}`);
     await db.flush();
     for (let i = 0; i < 50; i++) await db.put(`late${i}`, `x${i}`);
-    const copy = join(dir, 'copy');
-    await db.checkpoint(copy);
-    await db.put('after', 'checkpoint');
-    const expected = await entries(db);
-    await db.close();
-    const cp = await Engine.open(copy);
-    const got = await entries(cp);
-    expect(got).toEqual(expected.filter((e) => e !== 'after=checkpoint'));
-    await cp.close();
-    const db2 = await Engine.open(dir);
-    await expect(db2.checkpoint(copy)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' });
-    await db2.close();
+    const copy = `${dir}-copy`; // beside the database: a checkpoint inside its source is refused
+    try {
+      await db.checkpoint(copy);
+      await db.put('after', 'checkpoint');
+      const expected = await entries(db);
+      await db.close();
+      const cp = await Engine.open(copy);
+      const got = await entries(cp);
+      expect(got).toEqual(expected.filter((e) => e !== 'after=checkpoint'));
+      await cp.close();
+      const db2 = await Engine.open(dir);
+      await expect(db2.checkpoint(copy)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' });
+      await db2.close();
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('leaves no file descriptors, handles, timers or workers behind after close, even with open iterators', async () => {

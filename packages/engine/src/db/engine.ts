@@ -348,9 +348,11 @@ export class Engine {
   }
 
   /**
-   * Writes a consistent copy of the database into `dir` (which must not exist or be empty): tables are hard-linked
-   * (copied across file systems), WALs and a fresh manifest copied. The copy opens as its own engine. Rejects with
-   * EngineError INVALID_ARGUMENT (target not empty), CLOSED or IO.
+   * Writes a consistent copy of the database into `dir` (which must not exist or be empty, and must not lie inside
+   * this database's directory, through a symbolic link either): tables are hard-linked (copied across file systems),
+   * WALs and a fresh manifest copied; the manifest's last sequence is the last write the copy holds. The copy opens
+   * as its own engine. Rejects with EngineError INVALID_ARGUMENT (target not empty, or inside), CLOSED or IO (after
+   * removing what it wrote).
    */
   async checkpoint(dir: string): Promise<void> {
     if (this.closing) throw closedError(`engine ${this.location}`);
@@ -362,6 +364,14 @@ export class Engine {
     if (this.closing) throw closedError(`engine ${this.location}`);
     const logs = logged ? this.memtables.logs() : [];
     const edit = this.versions.snapshotEdit();
+    // The copy's manifest names the last sequence the copy holds, never a later one: a copy claiming writes it lacks
+    // would number its own next writes after them, and whoever resumes from its sequence (`updatesSince`, a watcher,
+    // a follower catching up from the source) would skip them for good. Writes made while the awaits above ran are
+    // in a memtable and a WAL's buffer, not all in a file yet; the copy holds those in its tables (every write before
+    // the oldest unflushed memtable's first) and those in its logs (every write before the first one not yet in a
+    // log file), so it holds every write up to the later of the two, and none after.
+    const last = this.versions.lastSequence;
+    edit.lastSequence = Math.max(this.memtables.flushedThrough(last), this.writes.writtenThrough(last));
     edit.logNumber = logs.length > 0 ? logs[0]! : this.versions.nextFileNumber;
     // Logs a retention pin keeps go along (linked: nothing appends to them), so the copy can answer updatesSince.
     createCheckpoint(this.location, dir, edit, logs, logged ? this.obsolete.retainedLogs() : []);
@@ -552,7 +562,7 @@ export class Engine {
     const unlogged = !this.writes.logged && !this.view;
     if (unlogged && !this.gate.error && (memtables.live.count > 0 || memtables.frozenCount > 0)) {
       // Nothing else holds these writes: flush them before closing.
-      memtables.rotate(CLOSING_MEMTABLE_CAPACITY, 0);
+      memtables.rotate(CLOSING_MEMTABLE_CAPACITY, 0, this.versions.lastSequence + 1);
       this.background.maybeScheduleFlush();
     } else if (!this.view && !this.gate.error) {
       try {

@@ -29,10 +29,11 @@ export function insertInto(target: () => Memtable): BatchHandler {
   };
 }
 
-/** A frozen memtable and the WAL holding its writes. */
+/** A frozen memtable, the WAL holding its writes, and the sequence of its first write. */
 export interface Frozen {
   readonly mem: Memtable;
   readonly log: number;
+  readonly first: number;
 }
 
 export class MemtableSet {
@@ -46,6 +47,11 @@ export class MemtableSet {
   readonly #cursor = new Int32Array(1);
   /** The WAL holding the live memtable's writes (0 without a WAL). */
   liveLog: number;
+  /**
+   * The sequence of the live memtable's first write, from its rotation in (0 for the memtable an open starts with,
+   * whose first write nothing needs: a flush freezes it before `flushedThrough` is asked).
+   */
+  #liveFirst = 0;
   /** Frozen memtables, oldest first. */
   private readonly frozen: Frozen[] = [];
   /** A flushed memtable nothing reads any more, whose arenas the next memtable takes over. */
@@ -113,7 +119,7 @@ export class MemtableSet {
    */
   replaceAll(memtables: readonly Memtable[]): void {
     this.frozen.length = 0;
-    for (let i = 0; i < memtables.length - 1; i++) this.frozen.push({ mem: memtables[i]!, log: 0 });
+    for (let i = 0; i < memtables.length - 1; i++) this.frozen.push({ mem: memtables[i]!, log: 0, first: 0 });
     this.live = memtables[memtables.length - 1] ?? new Memtable(0);
     this.found = this.live;
   }
@@ -132,14 +138,24 @@ export class MemtableSet {
 
   /**
    * Freezes the live memtable, unless it is empty, and makes a new one of `capacity` bytes live, its writes going to
-   * log `log` (only once the caller has rotated the WAL; without a WAL, 0).
+   * log `log` (only once the caller has rotated the WAL; without a WAL, 0) from sequence `first` on.
    */
-  rotate(capacity: number, log: number): void {
-    if (this.live.count > 0) this.frozen.push({ mem: this.live, log: this.liveLog });
+  rotate(capacity: number, log: number, first: number): void {
+    if (this.live.count > 0) this.frozen.push({ mem: this.live, log: this.liveLog, first: this.#liveFirst });
     this.liveLog = log;
+    this.#liveFirst = first;
     const spare = this.spare;
     this.spare = undefined;
     this.live = new Memtable(capacity, undefined, spare);
+  }
+
+  /**
+   * The last sequence up to which every write is in a table: the one before the oldest unflushed memtable's first
+   * write, or `last` (the engine's last sequence) when no memtable holds a write.
+   */
+  flushedThrough(last: number): number {
+    const oldest = this.frozen[0]?.first ?? (this.live.count > 0 ? this.#liveFirst : last + 1);
+    return oldest - 1;
   }
 
   /** The oldest frozen memtable: the next to flush. */

@@ -5,7 +5,7 @@
  *
  * Nothing on disk changes before the manifest's state has been checked against the directory
  * (`VersionSet.verifyFiles`); if the open then fails, the files it wrote (tables of replayed writes, a new WAL) are
- * removed again, so a failed open leaves the directory as it found it. Obsolete files are not deleted here: the
+ * removed again, and the LOCK and READERS it made, so a failed open leaves the directory as it found it. Obsolete files are not deleted here: the
  * engine does that once it runs, when a manifest that no longer needs them is durable.
  *
  * After a clean close (the manifest read to its end; with a WAL, exactly one log left, ending with a whole record,
@@ -21,9 +21,10 @@
  * write in code V8 has not optimised yet; an open after a crash that left thousands of writes in the WAL, followed by
  * reads that never reach the engine (a map loaded from its image), does not wait for that.
  */
-import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { EngineError, ErrorCodes, invalidArgument, ioError } from '../base/errors.js';
-import { FileType, type ListedFile, logFileName, parseListing, tableFileName } from '../base/filenames.js';
+import { FileType, type ListedFile, LOCK_FILE, logFileName, parseListing, tableFileName } from '../base/filenames.js';
 import { type EngineOptions, type ResolvedOptions, resolveOptions } from '../base/options.js';
 import { flushMemtable } from '../compaction/compaction-job.js';
 import { Memtable } from '../memtable/memtable.js';
@@ -37,7 +38,7 @@ import type { LiveView } from './live-view.js';
 import { LockFile } from './lock-file.js';
 import { insertInto, type PendingRecord } from './memtables.js';
 import { openReadOnly } from './read-only.js';
-import { ReaderRegistry } from './reader-pins.js';
+import { READERS_FILE, ReaderRegistry } from './reader-pins.js';
 import type { UpdateBatch } from './updates-since.js';
 import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
 
@@ -97,6 +98,8 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
   if (exists && opts.errorIfExists) {
     throw new EngineError(ErrorCodes.EXISTS, `a database already exists in ${dir} (errorIfExists is true)`);
   }
+  // A failed open leaves the directory as it found it: the LOCK and READERS it made go again (see below).
+  const made = [join(dir, LOCK_FILE), join(dir, READERS_FILE)].filter((path) => !existsSync(path));
   const lock = LockFile.acquire(dir);
   const versions = new VersionSet(dir, opts.numLevels);
   let readers: ReaderRegistry | undefined;
@@ -128,6 +131,16 @@ export function openDatabase(dir: string, options?: EngineOptions): OpenedDataba
   } catch (err) {
     readers?.close();
     versions.close();
+    // Removed while the lock is held, so no opener can take it between. What remains: an opener that opened the old
+    // LOCK before the unlink and locks it after the release holds a file no longer in the directory, beside one that
+    // makes a new LOCK; both then meet whatever made this open fail (it is not a database, or a damaged one).
+    for (const path of made) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // Already gone, or not removable: an empty file that no open reads as data.
+      }
+    }
     lock.release();
     throw err;
   }

@@ -216,6 +216,44 @@ describe('repairDatabase', () => {
   });
 });
 
+describe('repairDatabase on a directory that is not a database', () => {
+  it('refuses a missing or empty directory, or one holding none of the engine files, creating nothing', async () => {
+    const notFound = { code: 'HEAPLESS_ERR_NOT_FOUND' };
+    await expect(repairDatabase(join(dir, 'none'))).rejects.toMatchObject(notFound);
+    expect(existsSync(join(dir, 'none'))).toBe(false);
+    await expect(repairDatabase(dir)).rejects.toMatchObject(notFound);
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    writeFileSync(join(dir, 'LOCK'), '');
+    await expect(repairDatabase(dir)).rejects.toMatchObject(notFound);
+    expect(readdirSync(dir).sort()).toEqual(['LOCK', 'notes.txt']);
+    // Asked to: an empty database, which opens.
+    const made = join(dir, 'made');
+    const report = await repairDatabase(made, { createIfMissing: true });
+    expect(report.tables).toBe(0);
+    const db = await Engine.open(made, { createIfMissing: false });
+    await db.close();
+  });
+
+  it('keeps the bytes of the CURRENT it replaces in lost/, and leaves files not its own alone', async () => {
+    const garbage = Buffer.from('not a manifest name \u0000\u00ff\n', 'latin1');
+    writeFileSync(join(dir, 'CURRENT'), garbage);
+    writeFileSync(join(dir, '000001.log'), Buffer.alloc(100, 0x5a));
+    writeFileSync(join(dir, 'notes.txt'), 'notes');
+    writeFileSync(join(dir, 'photo.jpg'), Buffer.from([0xff, 0xd8, 0xff]));
+    const report = await repairDatabase(dir);
+    expect(report.lost.map((l) => l.file).sort()).toEqual(['000001.log', 'CURRENT']);
+    expect(readFileSync(join(dir, LOST_FOLDER, 'CURRENT'))).toEqual(garbage);
+    expect(readFileSync(join(dir, LOST_FOLDER, '000001.log'))).toEqual(Buffer.alloc(100, 0x5a));
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('notes');
+    expect(readFileSync(join(dir, 'photo.jpg'))).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
+    // A second repair keeps the first repair's CURRENT (and manifest) too, beside the first copy.
+    await repairDatabase(dir);
+    const lost = readdirSync(join(dir, LOST_FOLDER));
+    expect(lost.filter((n) => n.startsWith('CURRENT')).sort()).toEqual(['CURRENT', 'CURRENT.1']);
+    expect(readFileSync(join(dir, LOST_FOLDER, 'CURRENT'))).toEqual(garbage);
+  });
+});
+
 describe('destroyDatabase', () => {
   it('removes only the engine files, and the directory once empty', async () => {
     const db = await Engine.open(dir);

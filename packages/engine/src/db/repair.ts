@@ -15,15 +15,40 @@
  *    level: the newest version of every key, the hidden older ones dropped; the merged tables are deleted once the
  *    new manifest is durable, their data being in the new ones;
  * 4. a new manifest records them, with the last sequence the tables hold and a log number that retires every log;
- *    CURRENT is pointed at it, and the old manifests move to `lost/`.
+ *    CURRENT is pointed at it (a copy of the CURRENT it replaces is kept in `lost/` first), and the old manifests
+ *    move to `lost/`.
  *
- * Nothing is deleted: a file repair cannot use is moved into `lost/` (as LevelDB does), for the user to inspect.
- * An interrupted repair leaves every record in some file of the directory; running repair again completes it.
+ * Nothing is deleted: a file repair cannot use is moved into `lost/` (as LevelDB does), for the user to inspect, and
+ * what it replaces is kept there too. An interrupted repair leaves every record in some file of the directory;
+ * running repair again completes it.
+ *
+ * Repair fixes a damaged database, so it must not take an arbitrary directory for one and fill it with a manifest:
+ * it works on a directory that holds at least one of the engine's own files (CURRENT, a MANIFEST-*, a numbered .log
+ * or .sst), which is what is left of a database whatever was damaged. An empty directory, a missing one, or one
+ * holding none of those files is refused with NOT_FOUND, unless `createIfMissing` asks for a new, empty database.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  unlinkSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
-import { CorruptionError, ioError } from '../base/errors.js';
-import { FileType, logFileName, manifestFileName, parseFileName, tableFileName } from '../base/filenames.js';
+import { CorruptionError, EngineError, ErrorCodes, ioError } from '../base/errors.js';
+import {
+  CURRENT_FILE,
+  FileType,
+  logFileName,
+  manifestFileName,
+  parseFileName,
+  tableFileName,
+} from '../base/filenames.js';
 import { compareBytes, sequenceOf, userKeyOf, ValueKind } from '../base/internal-key.js';
 import { type EngineOptions, resolveOptions } from '../base/options.js';
 import { compactTables, flushMemtable } from '../compaction/compaction-job.js';
@@ -59,10 +84,14 @@ export interface RepairReport {
 }
 
 /**
- * Options of `repairDatabase`: the engine options the new tables are written with (compression, bloom filter...), and
- * `onProgress`, called before each log is replayed and each table read through (`done` of `total` files so far).
+ * Options of `repairDatabase`: the engine options the new tables are written with (compression, bloom filter...),
+ * `onProgress`, called before each log is replayed and each table read through (`done` of `total` files so far), and
+ * `createIfMissing` (default false): make an empty database of a directory that holds none of the engine's files.
  */
-export type RepairOptions = { onProgress?: (done: number, total: number, file: string) => void } & Pick<
+export type RepairOptions = {
+  onProgress?: (done: number, total: number, file: string) => void;
+  createIfMissing?: boolean;
+} & Pick<
   EngineOptions,
   | 'blockSize'
   | 'blockRestartInterval'
@@ -75,12 +104,26 @@ export type RepairOptions = { onProgress?: (done: number, total: number, file: s
 >;
 
 /**
- * Repairs the database in `dir` (see the top of the file). Rejects with EngineError LOCKED when an open engine
- * holds it, INVALID_ARGUMENT for bad options, or IO; damaged files are reported in the result, not thrown.
+ * Repairs the database in `dir` (see the top of the file). Rejects with EngineError NOT_FOUND when `dir` holds none
+ * of the engine's files (and `createIfMissing` is not set), LOCKED when an open engine holds it, INVALID_ARGUMENT
+ * for bad options, or IO; damaged files are reported in the result, not thrown.
  */
 export async function repairDatabase(dir: string, options: RepairOptions = {}): Promise<RepairReport> {
-  const { onProgress, ...engineOptions } = options;
+  const { onProgress, createIfMissing = false, ...engineOptions } = options;
   const opts = resolveOptions(engineOptions);
+  if (!createIfMissing && !holdsEngineFiles(dir)) {
+    throw new EngineError(
+      ErrorCodes.NOT_FOUND,
+      `${dir} holds no database files (CURRENT, MANIFEST-*, *.log, *.sst): nothing to repair (createIfMissing is false)`,
+    );
+  }
+  if (createIfMissing) {
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (err) {
+      throw ioError('creating', dir, err);
+    }
+  }
   const lock = LockFile.acquire(dir);
   try {
     return new Repairer(dir, builderOptions(opts), opts, onProgress).run();
@@ -291,8 +334,13 @@ class Repairer {
     return { meta: { number: n, size, entries, smallest, largest }, minSequence, maxSequence };
   }
 
-  /** Writes the new manifest with `edit`'s tables and points CURRENT at it, durably. */
+  /**
+   * Writes the new manifest with `edit`'s tables and points CURRENT at it, durably; a copy of the CURRENT it
+   * replaces goes to lost/ first (the rename over it keeps CURRENT whole at every moment).
+   */
   private writeManifest(edit: VersionEdit): void {
+    const current = join(this.dir, CURRENT_FILE);
+    if (existsSync(current)) this.keepInLost(current, 'replaced by one naming the repaired manifest (a copy)');
     const manifestNumber = this.nextNumber++;
     const tempNumber = this.nextNumber++;
     // Every log was replayed (and moved): the log number retires them all; the next open starts a new one.
@@ -330,6 +378,31 @@ class Repairer {
 
   /** Moves `path` into lost/ (never over a file already there), and records why. */
   private moveToLost(path: string, reason: string): void {
+    this.rename(path, this.lostName(path));
+    syncDirectory(this.dir);
+    this.report.lost.push({ file: basename(path), reason });
+  }
+
+  /** Copies `path` into lost/ (never over a file already there), durably, and records why. */
+  private keepInLost(path: string, reason: string): void {
+    const target = this.lostName(path);
+    try {
+      copyFileSync(path, target, constants.COPYFILE_EXCL);
+      const fd = openSync(target, 'r');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    } catch (err) {
+      throw ioError('copying', `${path} to ${target}`, err);
+    }
+    syncDirectory(join(this.dir, LOST_FOLDER));
+    this.report.lost.push({ file: basename(path), reason });
+  }
+
+  /** A name in lost/ for `path` that no file has yet, lost/ made if missing. */
+  private lostName(path: string): string {
     const lost = join(this.dir, LOST_FOLDER);
     try {
       mkdirSync(lost, { recursive: true });
@@ -338,9 +411,7 @@ class Repairer {
     }
     let target = join(lost, basename(path));
     for (let i = 1; existsSync(target); i++) target = join(lost, `${basename(path)}.${i}`);
-    this.rename(path, target);
-    syncDirectory(this.dir);
-    this.report.lost.push({ file: basename(path), reason });
+    return target;
   }
 }
 
@@ -368,4 +439,21 @@ function sequencesInterleave(tables: readonly ScannedTable[]): boolean {
     open.push(cur);
   }
   return false;
+}
+
+/** Whether `dir` holds any of the engine's own files: CURRENT, a manifest, a numbered log or table. */
+function holdsEngineFiles(dir: string): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') {
+      return false;
+    }
+    throw ioError('listing', dir, err);
+  }
+  return names.some((name) => {
+    const type = parseFileName(name)?.type;
+    return type === FileType.Current || type === FileType.Manifest || type === FileType.Log || type === FileType.Table;
+  });
 }

@@ -76,9 +76,10 @@ export function readUpdatesSince(dir: string, after: number, last: number): Upda
     throw err;
   }
   if (next === -1) return { ok: false, reason: `no log holds the writes after sequence ${after}` };
-  // The logs may end before `last`: a checkpoint's copy records the source's last sequence, its WALs only the writes
-  // that had reached them (unacknowledged ones need not). Nothing the engine holds lies beyond them: logs are deleted
-  // oldest first, never one newer than a log kept, and every table came from a log at least as old.
+  // The logs may end before `last` in a checkpoint's copy made by an earlier version of the engine, which recorded
+  // the source's last sequence while its WALs held only the writes that had reached them (a copy now records the
+  // last write it holds). Nothing the engine holds lies beyond them: logs are deleted oldest first, never one newer
+  // than a log kept, and every table came from a log at least as old.
   return { ok: true, batches, updates: next - 1 - after };
 }
 
@@ -101,7 +102,7 @@ function firstLogToRead(dir: string, logs: readonly number[], after: number): nu
 /**
  * The answer to `updatesSince(after)` from `batches` (consecutive batches read from the logs, none after `last`), or
  * undefined when they do not reach back to the write after `after`. As with `readUpdatesSince`, the logs may end
- * before `last` (a checkpoint's copy).
+ * before `last` (a checkpoint's copy made by an earlier version).
  */
 export function recoveredUpdatesSince(
   batches: readonly UpdateBatch[],

@@ -52,6 +52,8 @@ export class WritePath {
   private wal: WalWriter | undefined;
   /** Final syncs of rotated WALs still running. */
   private readonly walClosing = new Set<Promise<void>>();
+  /** The rotated WALs those syncs belong to: until closed, each may still hold writes not yet in its file. */
+  private readonly walClosingWriters = new Set<WalWriter>();
   // Reused on every write so that a put allocates nothing but what the caller passed in.
   private readonly scratch = new WriteBatch(undefined, 1024);
   private readonly cursor = new Int32Array(1);
@@ -213,13 +215,18 @@ export class WritePath {
     if (memtables.live.count > 0 && this.wal) {
       const number = this.versions.newFileNumber();
       const next = new RecordWriter(logFileName(this.dir, number));
-      const closed = this.wal.close();
+      const closing = this.wal;
+      const closed = closing.close();
       this.walClosing.add(closed);
-      void closed.then(() => this.walClosing.delete(closed));
+      this.walClosingWriters.add(closing);
+      void closed.then(() => {
+        this.walClosing.delete(closed);
+        this.walClosingWriters.delete(closing);
+      });
       this.wal = new WalWriter(next, number, this.onWalError, closed);
       log = number;
     }
-    memtables.rotate(capacity, log);
+    memtables.rotate(capacity, log, this.versions.lastSequence + 1);
     this.background.maybeScheduleFlush();
   }
 
@@ -240,6 +247,24 @@ export class WritePath {
   /** Resolves once every write so far has been handed to the OS (a checkpoint copies the WAL files after it). */
   written(): Promise<void> {
     return this.wal ? this.wal.written() : this.resolved;
+  }
+
+  /**
+   * Hands the live WAL's pending writes to the OS now, unless it waits for an earlier log's close, and returns the
+   * last sequence up to which every write is in the log files: the one before the oldest write still unwritten in
+   * any log (the live one, or one closing), or `last` when none is. Logs write in order, and a log writes nothing
+   * before the one before it has closed, so the files hold exactly the writes up to it. Without a WAL, 0.
+   */
+  writtenThrough(last: number): number {
+    const wal = this.wal;
+    if (!wal) return 0;
+    wal.writeNow();
+    let first = wal.unwrittenFrom;
+    for (const w of this.walClosingWriters) {
+      const from = w.unwrittenFrom;
+      if (from >= 0 && (first < 0 || from < first)) first = from;
+    }
+    return first < 0 ? last : first - 1;
   }
 
   /**

@@ -100,6 +100,8 @@ export class WalWriter {
   private stageLength = 0;
   /** The sequence after the staged batch's last write (the next one a batch must start at to join it). */
   private stageNext = 0;
+  /** The sequence of the first write appended and not yet handed to write(2); -1 when every one was. */
+  private unwritten = -1;
   /** The microtask `written()` queues. */
   private readonly writeTick = (): void => this.writeNow();
   private readonly flushTick = (): void => {
@@ -147,6 +149,7 @@ export class WalWriter {
     const length = end - start;
     const count = batchCount(rep, start);
     const seq = batchSequence(rep, start);
+    if (this.unwritten < 0) this.unwritten = seq;
     if (
       this.stageLength > 0 &&
       length >= BATCH_HEADER_SIZE &&
@@ -214,6 +217,14 @@ export class WalWriter {
     });
   }
 
+  /**
+   * The sequence of the first write appended and not yet in the file, or -1 when all are: every write before it is in
+   * this log's file, none from it on is (a log writes in order).
+   */
+  get unwrittenFrom(): number {
+    return this.unwritten;
+  }
+
   /** Hands what is pending to write(2) now, unless the previous log is not durable yet. */
   writeNow(): void {
     if (this.failure || this.blocked) return;
@@ -224,6 +235,7 @@ export class WalWriter {
       this.fail(err as Error);
       return;
     }
+    this.unwritten = -1;
     const group = this.group;
     this.group = undefined;
     group?.resolve();

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -168,6 +168,12 @@ describe('map.checkpoint', () => {
       code: OffHeapErrorCodes.INVALID_ARGUMENT,
     });
     await expect(map.checkpoint(dir)).rejects.toMatchObject({ code: OffHeapErrorCodes.INVALID_ARGUMENT });
+    // Through a symbolic link to the map's directory: inside it all the same.
+    const link = freshDir();
+    symlinkSync(dir, link);
+    await expect(map.checkpoint(join(link, 'inside'))).rejects.toMatchObject({
+      code: OffHeapErrorCodes.INVALID_ARGUMENT,
+    });
     const full = freshDir();
     mkdirSync(full);
     writeFileSync(join(full, 'x'), 'x');

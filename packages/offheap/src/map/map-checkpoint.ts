@@ -11,7 +11,8 @@
  * holds the writer for the image's capture.
  */
 import { copyFileSync, linkSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathWithin } from '@heapless/engine';
 import { invalidArgument } from '../errors.js';
 import { IMAGE_FILE } from '../persist/image.js';
 import type { ImageSchedule } from '../persist/image-schedule.js';
@@ -30,7 +31,7 @@ export interface MapCheckpoint {
 
 /**
  * Writes the checkpoint of the map persisted in `source` to `dir` (see the top of the file). Throws INVALID_ARGUMENT
- * for a `dir` that is not a string or lies inside `source`; rejects with the engine's INVALID_ARGUMENT for a
+ * for a `dir` that is not a string or lies inside `source` (as real paths: through a symbolic link too); rejects with the engine's INVALID_ARGUMENT for a
  * directory that exists and is not empty, its CLOSED or IO.
  */
 export async function checkpointMap(
@@ -41,8 +42,8 @@ export async function checkpointMap(
 ): Promise<MapCheckpoint> {
   if (typeof dir !== 'string' || dir.length === 0) throw invalidArgument('checkpoint(dir) needs a directory');
   const target = resolve(dir);
-  const inside = relative(resolve(source), target);
-  if (inside === '' || (!inside.startsWith('..') && !isAbsolute(inside))) {
+  // Real paths, not path text: a target reached through a symbolic link into the map's directory is inside it.
+  if (pathWithin(source, target)) {
     throw invalidArgument(`checkpoint directory ${target} lies inside the map's directory ${source}`);
   }
   const started = performance.now();

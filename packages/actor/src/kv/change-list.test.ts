@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Unpackr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
-import { ChangeList } from './change-list.js';
+import { ChangeList, type DecodedChange, readChange } from './change-list.js';
 
 const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false });
 const decodeAll = (l: ChangeList) =>
@@ -64,5 +64,33 @@ describe('ChangeList', () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it('reads back every change as it was appended, at every header size, and refuses bytes that are not one', () => {
+    const l = new ChangeList();
+    const cases: [number, number, number | null][] = [
+      [0, 0, 0],
+      [1, 31, 255],
+      [2, 32, 256],
+      [0xffff_ffff, 255, 65_535],
+      [0x1_0000_0000, 256, 65_536],
+      [2 ** 53 - 1, 65_536, null],
+    ];
+    for (const [seq, keyLen, valueLen] of cases) {
+      l.append(seq, Buffer.alloc(keyLen, 'k'), valueLen === null ? undefined : Buffer.alloc(valueLen, 7));
+    }
+    const c: DecodedChange = { sequence: -1, key: new Uint8Array(0), value: null, end: 0 };
+    let at = 0;
+    for (const [i, [seq, keyLen, valueLen]] of cases.entries()) {
+      readChange(l.bytes.subarray(0, l.length), at, c);
+      expect([c.sequence, c.key.length, c.value === null ? null : c.value.length]).toEqual([seq, keyLen, valueLen]);
+      expect(c.end).toBe(l.ends[i]);
+      at = c.end;
+    }
+    const one = l.bytes.subarray(0, l.ends[1]);
+    expect(() => readChange(Buffer.from([0x92]), 0, c)).toThrow(RangeError);
+    expect(() => readChange(Buffer.from([0x93, 0x01]), 0, c)).toThrow(RangeError);
+    expect(() => readChange(Buffer.from([0x93, 0xce, 0, 0, 0, 1, 0xc4]), 0, c)).toThrow(RangeError);
+    expect(() => readChange(one.subarray(0, one.length - 1), l.ends[0]!, c)).toThrow(RangeError);
   });
 });

@@ -250,31 +250,34 @@ export function readChange(b: Uint8Array, at: number, out: DecodedChange): Decod
   const k = b[p++]!;
   let n: number;
   if ((k & 0xe0) === 0xa0) n = k & 0x1f;
-  else if (k === 0xd9) n = b[p++]!;
-  else if (k === 0xda) {
-    n = view.getUint16(p);
-    p += 2;
-  } else if (k === 0xdb) {
-    n = view.getUint32(p);
-    p += 4;
-  } else throw new RangeError(`no key at ${p - 1}`);
+  else {
+    const width = lengthWidth(k, 0xd9, p - 1, 'key');
+    n = readLength(view, p, width);
+    p += width;
+  }
   out.key = b.subarray(p, p + n);
   p += n;
   const v = b[p++]!;
   if (v === 0xc0) out.value = null;
   else {
-    if (v === 0xc4) n = b[p++]!;
-    else if (v === 0xc5) {
-      n = view.getUint16(p);
-      p += 2;
-    } else if (v === 0xc6) {
-      n = view.getUint32(p);
-      p += 4;
-    } else throw new RangeError(`no value at ${p - 1}`);
+    const width = lengthWidth(v, 0xc4, p - 1, 'value');
+    n = readLength(view, p, width);
+    p += width;
     out.value = b.subarray(p, p + n);
     p += n;
   }
   if (p > b.length) throw new RangeError(`a change at ${at} runs past the end`);
   out.end = p;
   return out;
+}
+
+/** The width of the length after header byte `h` of the 8-, 16- and 32-bit forms from `first` (as writeHeader). */
+function lengthWidth(h: number, first: number, at: number, what: string): number {
+  const i = h - first;
+  if (i < 0 || i > 2) throw new RangeError(`no ${what} at ${at}`);
+  return 1 << i;
+}
+
+function readLength(view: DataView, p: number, width: number): number {
+  return width === 1 ? view.getUint8(p) : width === 2 ? view.getUint16(p) : view.getUint32(p);
 }

@@ -15,7 +15,8 @@
 #include "mapped_region.h"
 
 // v8::SharedArrayBuffer::NewBackingStore over caller-owned memory with a deleter: V8 8.0 (Node 14) and later,
-// unchanged through V8 13 (Node 24). The other calls here are the context-taking forms V8 13 requires.
+// unchanged through V8 14 (Node 26). The other calls here are the context-taking forms V8 13 requires, and the
+// isolate comes from v8::Isolate::GetCurrent(), which every V8 has: V8 14 removed v8::Context::GetIsolate().
 #if V8_MAJOR_VERSION < 8
 #error "heapless_offheap_v8.cc needs V8 8 or later (v8::SharedArrayBuffer::NewBackingStore)"
 #endif
@@ -76,7 +77,7 @@ void MapSections(const v8::FunctionCallbackInfo<v8::Value>& args) {
 }  // namespace
 
 NODE_MODULE_INIT(/* exports, module, context */) {
-  v8::Isolate* isolate = context->GetIsolate();
+  v8::Isolate* isolate = v8::Isolate::GetCurrent();
   exports
       ->Set(context, v8::String::NewFromUtf8Literal(isolate, "mapSections"),
             v8::FunctionTemplate::New(isolate, MapSections)->GetFunction(context).ToLocalChecked())

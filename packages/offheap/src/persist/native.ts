@@ -221,7 +221,7 @@ export function warnIfNotMapped(status: NativeStatus = nativeStatus): boolean {
 }
 
 /** What plain reads cost, measured (README, "The native helper"). */
-const SLOWER = 'not mapped (an open from a large image takes about twice as long)';
+const SLOWER = 'not mapped: an open from a large image takes about twice as long and copies all of it into memory';
 
 /**
  * The checksum of an image section: the CRC32C of each 64 KiB chunk (the last one shorter), then the CRC32C of

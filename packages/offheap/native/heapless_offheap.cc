@@ -1,6 +1,8 @@
-// Native helpers of @heapless/offheap, through Node-API (node-addon-api), loaded when they could be built (the
-// package works without them). One build per Node ABI (scripts/build-native.mjs); Node-API keeps this file the same
-// for every Node version, and the one call it has only as an experimental API is in node_api_shared.cc.
+// Native helpers of @heapless/offheap, through Node-API (node-addon-api, Node-API version 8): one binary per
+// platform serves every Node version from 20 on and Bun. scripts/build-native.mjs builds it into
+// prebuilds/<platform>-<arch>-<libc>/, which the package ships; the package works without it. Nothing here depends
+// on the headers of one Node: the one call Node-API has only as an experimental API is looked up at load
+// (node_api_shared.cc).
 //
 //   checksum(bytes) -> u32
 //     The image checksum of a Uint8Array (over an ArrayBuffer or a SharedArrayBuffer): the CRC32C of each 64 KiB
@@ -20,8 +22,8 @@
 //     19-25 ms); touching every page through a mapping instead cost 45-85 ms.
 //
 //   mapSections(fd, [offset, fileLength, length, ...]) -> SharedArrayBuffer[]
-//     Only where this Node's Node-API can wrap external memory in a SharedArrayBuffer (kNodeApiWrapsShared; else
-//     heapless_offheap_v8.cc does it through V8). One SharedArrayBuffer per section of a map image: `length` bytes
+//     Only where the runtime's Node-API can wrap external memory in a SharedArrayBuffer (NodeApiWrapsShared(); on
+//     Node 20 heapless_offheap_v8.cc does it through V8, built for that Node's ABI). One SharedArrayBuffer per section of a map image: `length` bytes
 //     of private memory whose first `fileLength` bytes map the file at `offset` (mapped_region.h), so nothing is
 //     copied into fresh memory at load (reading into fresh anonymous memory cost 300-400 ms for 128 MB: fresh pages
 //     fault at ~3.4 us each there). The memory is unmapped when the last SharedArrayBuffer referring to it (in any
@@ -35,11 +37,11 @@
 //     took 190-600 ms (1.5-4.5 us a page). False where the kernel has no MADV_POPULATE_WRITE (nothing is lost: the
 //     pages then fault as before); throws (with .code) on any other failure.
 //
-//   builtFor: the Node.js version whose headers this was compiled against (the loader uses no other build).
-// node_version.h gives NODE_VERSION (builtFor), and also defines NAPI_VERSION as the newest of that Node: the
-// helper asks for 8 (Node 20 and later have it).
-#include <node_version.h>
-#undef NAPI_VERSION
+//   helperVersion: the version of this interface (kHelperVersion); the loader (src/persist/native.ts) uses no binary
+//   of another.
+//
+// Node-API version 8: Node 20 and later, and Bun, have it; the headers of whichever Node builds the helper give no
+// newer call unless asked.
 #define NAPI_VERSION 8
 #define NAPI_CPP_EXCEPTIONS
 #include <napi.h>
@@ -335,9 +337,9 @@ class Helpers : public Napi::Addon<Helpers> {
                              InstanceMethod("fileChecksumStart", &Helpers::FileChecksumStart, napi_enumerable),
                              InstanceMethod("checksumWait", &Helpers::ChecksumWait, napi_enumerable),
                              InstanceMethod("populate", &Helpers::Populate, napi_enumerable),
-                             InstanceValue("builtFor", Napi::String::New(env, NODE_VERSION), napi_enumerable),
+                             InstanceValue("helperVersion", Napi::Number::New(env, heapless::kHelperVersion), napi_enumerable),
                          });
-    if (heapless::kNodeApiWrapsShared) {
+    if (heapless::NodeApiWrapsShared()) {
       DefineProperties(exports, {InstanceMethod("mapSections", &Helpers::MapSections, napi_enumerable)});
     }
     // Runs before the environment's references are torn down (cleanup hooks run last registered first, and

@@ -1,10 +1,12 @@
 // The one part of the native helper that needs V8 itself: a SharedArrayBuffer over memory we mapped, for a Node
 // whose Node-API cannot wrap external memory in one (node_api_shared.h: Node 20, and older 22 and 24 releases).
-// scripts/build-native.mjs builds it only there; everything else, and the mapping wherever Node-API can do it, is
-// heapless_offheap.cc. Its binary is bound to one V8 (one Node ABI), like every build of the helper.
+// scripts/build-native.mjs builds it only there, for the Node running the build; everything else, and the mapping
+// wherever Node-API can do it, is heapless_offheap.cc, prebuilt once for every runtime. V8's API is C++ with no
+// stable ABI, so this binary is bound to one Node ABI (NODE_MODULE_VERSION, which Node checks when it loads it).
 //
 //   mapSections(fd, [offset, fileLength, length, ...]) -> SharedArrayBuffer[]
 //     The same as heapless_offheap.cc's mapSections.
+//   helperVersion: as heapless_offheap.cc's.
 #include <node.h>
 #include <v8.h>
 
@@ -15,7 +17,8 @@
 #include "mapped_region.h"
 
 // v8::SharedArrayBuffer::NewBackingStore over caller-owned memory with a deleter: V8 8.0 (Node 14) and later,
-// unchanged through V8 13 (Node 24). The other calls here are the context-taking forms V8 13 requires.
+// unchanged through V8 14 (Node 26). The other calls here are the context-taking forms V8 13 requires, and the
+// isolate comes from v8::Isolate::GetCurrent(), which every V8 has: V8 14 removed v8::Context::GetIsolate().
 #if V8_MAJOR_VERSION < 8
 #error "heapless_offheap_v8.cc needs V8 8 or later (v8::SharedArrayBuffer::NewBackingStore)"
 #endif
@@ -76,13 +79,10 @@ void MapSections(const v8::FunctionCallbackInfo<v8::Value>& args) {
 }  // namespace
 
 NODE_MODULE_INIT(/* exports, module, context */) {
-  v8::Isolate* isolate = context->GetIsolate();
+  v8::Isolate* isolate = v8::Isolate::GetCurrent();
   exports
       ->Set(context, v8::String::NewFromUtf8Literal(isolate, "mapSections"),
             v8::FunctionTemplate::New(isolate, MapSections)->GetFunction(context).ToLocalChecked())
       .Check();
-  exports
-      ->Set(context, v8::String::NewFromUtf8Literal(isolate, "builtFor"),
-            v8::String::NewFromUtf8Literal(isolate, NODE_VERSION))
-      .Check();
+  exports->Set(context, v8::String::NewFromUtf8Literal(isolate, "helperVersion"), v8::Integer::New(isolate, heapless::kHelperVersion)).Check();
 }

@@ -14,6 +14,10 @@
 
 namespace heapless {
 
+// The version of the bindings' interface, their export helperVersion: changed whenever an export changes, together
+// with HELPER_VERSION in src/persist/native.ts, which uses no binary of another.
+constexpr int kHelperVersion = 2;
+
 struct Region {
   void* raw;
   size_t length;

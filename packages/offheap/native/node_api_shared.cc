@@ -1,30 +1,21 @@
-// See node_api_shared.h. NAPI_VERSION stays the helper's (8): only the declarations of experimental calls are asked
-// for, not the experimental module semantics, which are the module registration's (heapless_offheap.cc).
-#define NAPI_VERSION 8
-#define NAPI_EXPERIMENTAL
-#include <js_native_api.h>
-
+// See node_api_shared.h. The declaration is the helper's own, with the signature of the Node.js headers that have the
+// call (js_native_api.h under NAPI_EXPERIMENTAL), so that it compiles against any Node's headers, 20's included.
 #include "node_api_shared.h"
+
+extern "C" napi_status node_api_create_external_sharedarraybuffer(napi_env env, void* external_data,
+                                                                  size_t byte_length,
+                                                                  void (*finalize_cb)(void* data, void* hint),
+                                                                  void* finalize_hint, napi_value* result)
+    __attribute__((weak));
 
 namespace heapless {
 
-#ifdef NODE_API_EXPERIMENTAL_HAS_CREATE_EXTERNAL_SHAREDARRAYBUFFER
-
-extern const bool kNodeApiWrapsShared = true;
+bool NodeApiWrapsShared() { return node_api_create_external_sharedarraybuffer != nullptr; }
 
 napi_status WrapShared(napi_env env, void* data, size_t length, void (*release)(void*, void*), void* hint,
                        napi_value* result) {
+  if (!NodeApiWrapsShared()) return napi_generic_failure;
   return node_api_create_external_sharedarraybuffer(env, data, length, release, hint, result);
 }
-
-#else
-
-extern const bool kNodeApiWrapsShared = false;
-
-napi_status WrapShared(napi_env, void*, size_t, void (*)(void*, void*), void*, napi_value*) {
-  return napi_generic_failure;
-}
-
-#endif
 
 }  // namespace heapless

@@ -17,7 +17,7 @@ import { Arena } from '../memory/arena.js';
 import { HashTable } from '../memory/hash-table.js';
 import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from '../persist/image.js';
 import { type ImageEvery, ImageSchedule, imageEveryOf } from '../persist/image-schedule.js';
-import { type ImageLoader, native } from '../persist/native.js';
+import { type ImageLoader, native, warnIfNotMapped } from '../persist/native.js';
 import {
   type DirectoryState,
   directoryFromImage,
@@ -172,6 +172,7 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
   // The image's sections are mapped and checksummed on a native thread while the engine opens.
   const pending = useImage ? beginImageLoad(options.dir, native, options.verifiedImage) : 'map images disabled';
   const imageCheck = typeof pending === 'string' ? null : pending.checked;
+  if (typeof pending !== 'string') warnIfNotMapped();
   let engine: Engine;
   try {
     // The WAL after the image's tag stays until a newer image is written: an open after a crash replays it.

@@ -12,18 +12,19 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { OffHeapMap } from '../map/offheap-map.js';
 import { beginImageLoad, IMAGE_FILE } from './image.js';
-import { loadNative, native, nativeStatus, portableImageChecksum } from './native.js';
+import { loadNative, native, nativeStatus, portableImageChecksum, warnIfNotMapped } from './native.js';
+import { nativeTarget } from './native-target.js';
 
 const root = mkdtempSync(join(tmpdir(), 'offheap-native-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const script = fileURLToPath(new URL('../../scripts/build-native.mjs', import.meta.url));
-const abiDir = fileURLToPath(new URL(`../../dist/native/abi${process.versions.modules}/`, import.meta.url));
+const pkgDir = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 const linux = process.platform === 'linux';
 /** A test that compiles the helper: a C++ build takes tens of seconds on a loaded 2-core machine. */
 const BUILD_TIMEOUT_MS = 240_000;
@@ -48,33 +49,38 @@ async function closedMap(n: number): Promise<string> {
 
 describe('native helper', () => {
   it.runIf(linux && process.env.HEAPLESS_NATIVE !== '0')(
-    'is built for this Node in a folder of its ABI, and maps images through Node-API wherever Node-API can',
+    'is prebuilt in the package for this platform, and maps images through Node-API wherever the runtime can',
     () => {
-      // Node-API can wrap mapped memory in a SharedArrayBuffer where its headers declare the call (22.23, 24.22);
-      // only elsewhere (Node 20) does the helper's V8 part do it.
+      // Node-API can wrap mapped memory in a SharedArrayBuffer where this Node's headers declare the call (22.23,
+      // 24.22, 26); only elsewhere (Node 20) does the helper's V8 part, built for this ABI, do it.
       const nodeApi = readFileSync(join(dirname(process.execPath), '..', 'include', 'node', 'js_native_api.h'), 'utf8');
       const viaNodeApi = nodeApi.includes('node_api_create_external_sharedarraybuffer');
       expect(nativeStatus).toEqual({ imageLoader: 'mapped', mapper: viaNodeApi ? 'node-api' : 'v8', problem: null });
       expect(native?.loadSections).toBeTypeOf('function');
-      const build = JSON.parse(readFileSync(join(abiDir, 'build.json'), 'utf8'));
-      expect(build).toMatchObject({ node: process.version, abi: process.versions.modules, problem: null });
+      expect(nativeTarget()).toMatch(/^linux-(x64|arm64)-glibc$/);
+      expect(existsSync(join(pkgDir, 'prebuilds', nativeTarget(), 'heapless_offheap.node'))).toBe(true);
+      // the package ships it, and installing runs nothing
+      const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+      expect(pkg.files).toContain('prebuilds/*/heapless_offheap.node');
+      expect(pkg.scripts).not.toHaveProperty('install');
+      expect(pkg.scripts).not.toHaveProperty('postinstall');
     },
   );
 
   it('says in one line that a build failed, and the loader gives the same reason', () => {
     const out = join(root, 'failed');
     const r = buildNative(['--out', out], 'false');
-    expect(r.status).toBe(0); // an install never fails for the optional helper
+    expect(r.status).toBe(0); // the build never fails for the optional helper
     expect(r.out).toEqual([]);
     expect(r.err).toHaveLength(1);
     const reason = linux ? 'false exited with 1' : `no native build on ${process.platform}`;
-    expect(r.err[0]).toContain(`native helper NOT built for Node ${process.version} (ABI ${process.versions.modules})`);
+    expect(r.err[0]).toContain(`native helper NOT built for ${nativeTarget()}`);
     expect(r.err[0]).toContain(reason);
     expect(r.err[0]).toMatch(/map images load with plain reads$/);
-    const { helpers, status } = loadNative(out, {});
+    const { helpers, status } = loadNative(out, { env: {} });
     expect(helpers).toBeNull();
     expect(status.imageLoader).toBe('read');
-    expect(status.problem).toContain(reason);
+    expect(status.problem).toContain(`the native helper for ${nativeTarget()} was not built: ${reason}`);
     // a missing compiler is the same single line
     const missing = buildNative(['--out', join(root, 'no-compiler')], join(root, 'no-such-c++'));
     expect(missing.err).toHaveLength(1);
@@ -92,51 +98,79 @@ describe('native helper', () => {
     expect(errors.err).toHaveLength(1);
     if (linux) {
       expect(errors.err[0]).toContain('exited with 1 (x.cc:1:1: error: no matching call 1)');
-      expect(readFileSync(join(root, 'noisy', 'build.log'), 'utf8')).toContain('no matching call 5');
+      expect(readFileSync(join(root, 'noisy', 'prebuilds', nativeTarget(), 'build.log'), 'utf8')).toContain(
+        'no matching call 5',
+      );
     }
   });
 
-  it('uses no build of another Node, nor a missing one, and says why', () => {
-    const dir = join(root, 'other');
-    expect(loadNative(dir, {}).status.problem).toMatch(/native helper not built for Node .*: run pnpm build/);
-    mkdirSync(dir, { recursive: true });
-    const record = {
-      node: 'v0.0.1',
-      abi: process.versions.modules,
-      helper: 'heapless_offheap.node',
-      mapper: 'node-api',
-    };
-    writeFileSync(join(dir, 'build.json'), JSON.stringify({ ...record, problem: null }));
-    expect(loadNative(dir, {})).toEqual({
+  it('on a platform the package has no binary for, or with one that does not load, says why', () => {
+    expect(loadNative(pkgDir, { env: {}, target: 'linux-riscv64-musl' })).toEqual({
       helpers: null,
       status: {
         imageLoader: 'read',
         mapper: null,
-        problem: expect.stringMatching(/built for Node v0\.0\.1, not Node/),
+        problem: `this package has no native helper for linux-riscv64-musl (${join(pkgDir, 'prebuilds', 'linux-riscv64-musl', 'heapless_offheap.node')})`,
       },
     });
-    // the record says this Node, but the file is not a loadable helper
-    writeFileSync(join(dir, 'build.json'), JSON.stringify({ ...record, node: process.version, problem: null }));
-    writeFileSync(join(dir, 'heapless_offheap.node'), 'not a shared object');
-    expect(loadNative(dir, {}).status.problem).toMatch(/heapless_offheap\.node does not load/);
-    expect(loadNative(abiDir, { HEAPLESS_NATIVE: '0' }).status).toEqual({
+    const dir = join(root, 'other');
+    mkdirSync(join(dir, 'prebuilds', 'linux-x64-glibc'), { recursive: true });
+    writeFileSync(join(dir, 'prebuilds', 'linux-x64-glibc', 'heapless_offheap.node'), 'not a shared object');
+    expect(loadNative(dir, { env: {}, target: 'linux-x64-glibc' }).status.problem).toMatch(
+      /heapless_offheap\.node does not load/,
+    );
+    expect(loadNative(pkgDir, { env: { HEAPLESS_NATIVE: '0' } }).status).toEqual({
       imageLoader: 'read',
       mapper: null,
       problem: 'HEAPLESS_NATIVE=0 turns the native helper off',
     });
   });
 
+  it('warns once per process, with what is slower and why, when images load with plain reads', () => {
+    const emit = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const off = {
+        imageLoader: 'read',
+        mapper: null,
+        problem: 'HEAPLESS_NATIVE=0 turns the native helper off',
+      } as const;
+      expect(warnIfNotMapped(off)).toBe(false); // a choice, not a problem
+      expect(warnIfNotMapped({ ...nativeStatus, imageLoader: 'mapped', problem: null })).toBe(false);
+      const missing = {
+        imageLoader: 'read',
+        mapper: null,
+        problem: 'this package has no native helper for x',
+      } as const;
+      expect(warnIfNotMapped(missing)).toBe(true);
+      expect(warnIfNotMapped(missing)).toBe(false);
+      expect(emit.mock.calls).toEqual([
+        [
+          expect.stringMatching(
+            /^map images load with plain reads, not mapped: .* twice as long .*: this package has no native helper for x$/,
+          ),
+          { code: 'HEAPLESS_NATIVE_UNAVAILABLE' },
+        ],
+      ]);
+    } finally {
+      emit.mockRestore();
+    }
+  });
+
   it.runIf(native !== null)('without its mapping part still checksums, and images load with plain reads', async () => {
+    // The shipped binary in a package folder with no V8 part: where this Node's Node-API cannot map (Node 20) that
+    // is a Node with no compiler at install; asking for the V8 part makes it so on every Node.
     const dir = join(root, 'no-mapper');
-    mkdirSync(dir, { recursive: true });
-    copyFileSync(join(abiDir, 'heapless_offheap.node'), join(dir, 'heapless_offheap.node'));
-    const record = { node: process.version, helper: 'heapless_offheap.node', mapper: null, problem: 'its V8 part: x' };
-    writeFileSync(join(dir, 'build.json'), JSON.stringify(record));
-    const { helpers, status } = loadNative(dir, {});
+    const prebuilt = join(dir, 'prebuilds', nativeTarget());
+    mkdirSync(prebuilt, { recursive: true });
+    copyFileSync(
+      join(pkgDir, 'prebuilds', nativeTarget(), 'heapless_offheap.node'),
+      join(prebuilt, 'heapless_offheap.node'),
+    );
+    const { helpers, status } = loadNative(dir, { env: {}, mapper: 'v8' });
     expect(status).toEqual({
       imageLoader: 'read',
       mapper: null,
-      problem: `native helper for Node ${process.version} (ABI ${process.versions.modules}) cannot map image sections: its V8 part: x`,
+      problem: `Node ${process.version} cannot wrap mapped memory in a SharedArrayBuffer through Node-API (Node 22.23, 24.22 and 26 can), and its V8 part is not built for this ABI (${process.versions.modules}): run node ${join(dir, 'scripts', 'build-native.mjs')} under this Node, with a C++ compiler`,
     });
     expect(helpers?.loadSections).toBeNull();
     const bytes = Buffer.alloc(70_000, 9);
@@ -148,6 +182,29 @@ describe('native helper', () => {
     expect(read.finish()).toMatchObject({ entries: 500 });
   });
 
+  it.runIf(native !== null && linux)(
+    'keeps a shipped binary when it cannot build one, and builds only the V8 part a Node needs',
+    () => {
+      const out = join(root, 'shipped');
+      const prebuilt = join(out, 'prebuilds', nativeTarget());
+      mkdirSync(prebuilt, { recursive: true });
+      const file = join(prebuilt, 'heapless_offheap.node');
+      copyFileSync(join(pkgDir, 'prebuilds', nativeTarget(), 'heapless_offheap.node'), file);
+      const shipped = readFileSync(file);
+      const r = buildNative(['--out', out, '--mapper', 'v8'], 'false');
+      expect(r.status).toBe(0);
+      expect(r.err).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `native helper built in .*heapless_offheap\\.node, but its V8 part for Node ${process.version.replaceAll('.', '\\.')} .*NOT built \\(false exited with 1; see .*\\); map images load with plain reads on this Node$`,
+          ),
+        ),
+      ]);
+      expect(readFileSync(file).equals(shipped)).toBe(true);
+      expect(loadNative(out, { env: {} }).helpers).not.toBeNull();
+    },
+  );
+
   it.runIf(linux)(
     'maps through its V8 part the same bytes the plain loader reads, on this Node too; an unchanged build is kept',
     async () => {
@@ -155,9 +212,9 @@ describe('native helper', () => {
       const first = buildNative(['--out', out, '--mapper', 'v8']);
       expect(first.err).toEqual([]);
       expect(first.out).toEqual([
-        `@heapless/offheap: native helper built for Node ${process.version} (ABI ${process.versions.modules}); map images are mapped through V8`,
+        `@heapless/offheap: native helper built in ${relative(process.cwd(), join(out, 'prebuilds', nativeTarget(), 'heapless_offheap.node'))}, and its V8 part for Node ${process.version} (ABI ${process.versions.modules}) in ${relative(process.cwd(), join(out, 'dist', 'native', `abi${process.versions.modules}`, 'heapless_offheap_v8.node'))}; map images are mapped through V8 on this Node`,
       ]);
-      const { helpers, status } = loadNative(out, {});
+      const { helpers, status } = loadNative(out, { env: {}, mapper: 'v8' });
       expect(status).toEqual({ imageLoader: 'mapped', mapper: 'v8', problem: null });
       const dir = await closedMap(2000);
       const plain = beginImageLoad(dir, null);
@@ -178,9 +235,16 @@ describe('native helper', () => {
       if (typeof damaged === 'string') throw new Error(damaged);
       expect(damaged.finish()).toMatch(/^image checksum mismatch in section \d+$/);
       // the same sources, compiler and Node: nothing rebuilt, nothing printed
-      const built = statSync(join(out, 'heapless_offheap_v8.node')).mtimeMs;
+      const v8File = join(out, 'dist', 'native', `abi${process.versions.modules}`, 'heapless_offheap_v8.node');
+      const built = [
+        statSync(v8File).mtimeMs,
+        statSync(join(out, 'prebuilds', nativeTarget(), 'heapless_offheap.node')).mtimeMs,
+      ];
       expect(buildNative(['--out', out, '--mapper', 'v8'])).toEqual({ status: 0, out: [], err: [] });
-      expect(statSync(join(out, 'heapless_offheap_v8.node')).mtimeMs).toBe(built);
+      expect([
+        statSync(v8File).mtimeMs,
+        statSync(join(out, 'prebuilds', nativeTarget(), 'heapless_offheap.node')).mtimeMs,
+      ]).toEqual(built);
     },
     BUILD_TIMEOUT_MS,
   );

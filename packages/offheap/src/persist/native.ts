@@ -1,13 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32c } from '@node-rs/crc32';
+import { nativeTarget } from './native-target.js';
 
 /**
- * The optional native helper (native/, built by scripts/build-native.mjs into dist/native/abi<ABI>/ for each Node
- * ABI it ran under). Without it everything still works: a map image is read into fresh SharedArrayBuffers with
- * plain reads once the engine is open, and checksummed here, chunk by chunk, to the same values.
+ * The optional native helper (native/): a Node-API binary the package ships in prebuilds/<target>/ (one for every
+ * Node and Bun), and on a Node whose Node-API cannot wrap mapped memory in a SharedArrayBuffer a V8 part built for
+ * its ABI (scripts/build-native.mjs). Without it everything still works: a map image is read into fresh
+ * SharedArrayBuffers with plain reads once the engine is open, and checksummed here, chunk by chunk, to the same
+ * values.
  */
 export interface NativeHelpers {
   /** The image checksum (see {@link imageChecksum}) of `bytes` (over an ArrayBuffer or a SharedArrayBuffer). */
@@ -51,8 +54,9 @@ export interface NativeStatus {
   /** What maps image sections: the helper through Node-API, its V8 part (Node 20), or nothing. */
   readonly mapper: 'node-api' | 'v8' | null;
   /**
-   * Why images are not mapped: the helper is not built for this Node (and why the build failed), was built for
-   * another Node, does not load, or `HEAPLESS_NATIVE=0` turns it off. Null when they are mapped.
+   * Why images are not mapped: the package has no helper for this platform (or its build failed, and why), the
+   * helper does not load, this Node needs the V8 part and it is not built for its ABI, or `HEAPLESS_NATIVE=0` turns
+   * it off. Null when they are mapped.
    */
   readonly problem: string | null;
 }
@@ -60,64 +64,87 @@ export interface NativeStatus {
 /** Bytes per independently checksummed chunk of an image section. */
 export const CHECKSUM_CHUNK_BYTES = 64 * 1024;
 
-/** What the Node-API build exports (native/heapless_offheap.cc). */
+/** The helper interface this code uses (native/mapped_region.h kHelperVersion): a binary of another is not loaded. */
+const HELPER_VERSION = 2;
+
+/** What the Node-API binary exports (native/heapless_offheap.cc). */
 interface HelperModule {
-  builtFor: string;
+  helperVersion: number;
   checksum(bytes: Uint8Array): number;
   checksumStart(ranges: Uint8Array[]): number;
   fileChecksumStart(fd: number, ranges: number[]): number;
   checksumWait(id: number): number[];
   populate?(ranges: Uint8Array[]): boolean;
-  /** Only where this Node's Node-API can wrap mapped memory in a SharedArrayBuffer. */
+  /** Only where the runtime's Node-API can wrap mapped memory in a SharedArrayBuffer. */
   mapSections?: MapSections;
 }
 
 type MapSections = (fd: number, sections: number[]) => SharedArrayBuffer[];
 
-/** What scripts/build-native.mjs records in build.json. */
+/** What scripts/build-native.mjs records in each part's build.json. */
 interface BuildRecord {
-  node: string;
-  helper: string | null;
-  mapper: 'node-api' | 'v8' | null;
+  file: string | null;
   problem: string | null;
 }
 
+/** The runtime, as a reason names it. */
+function runtime(): string {
+  const bun = (process.versions as Record<string, string | undefined>).bun;
+  return bun === undefined ? `Node ${process.version}` : `Bun ${bun}`;
+}
+
+/** Options of {@link loadNative}. */
+interface LoadOptions {
+  /** The environment (`HEAPLESS_NATIVE`); default `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** The prebuilt folder's name; default {@link nativeTarget}. */
+  target?: string;
+  /** 'v8': map through the V8 part even where Node-API can (its tests on every Node). */
+  mapper?: 'v8';
+}
+
 /**
- * The native helper built in `dir` (one ABI's output of scripts/build-native.mjs) and what it can do; null helpers
- * (with the reason in `status.problem`) where there is no usable build for this Node. Never throws.
+ * The native helper under `root` (a package folder: scripts/build-native.mjs's output in `prebuilds/<target>/` and,
+ * for a Node whose Node-API cannot map, `dist/native/abi<ABI>/`) and what it can do; null helpers (with the reason
+ * in `status.problem`) where there is no usable binary for this platform. Never throws.
  */
 export function loadNative(
-  dir: string,
-  env: Record<string, string | undefined> = process.env,
+  root: string,
+  { env = process.env, target = nativeTarget(), mapper: prefer }: LoadOptions = {},
 ): { helpers: NativeHelpers | null; status: NativeStatus } {
   const without = (problem: string) => ({
     helpers: null,
     status: { imageLoader: 'read', mapper: null, problem } as const,
   });
-  if (env.HEAPLESS_NATIVE === '0') return without('HEAPLESS_NATIVE=0 turns the native helper off');
-  const here = `Node ${process.version} (ABI ${process.versions.modules})`;
-  let build: BuildRecord;
-  try {
-    build = JSON.parse(readFileSync(join(dir, 'build.json'), 'utf8')) as BuildRecord;
-  } catch {
-    return without(`native helper not built for ${here} (no ${join(dir, 'build.json')}): run pnpm build`);
+  if (env.HEAPLESS_NATIVE === '0') return without(TURNED_OFF);
+  const dir = join(root, 'prebuilds', target);
+  const built = readRecord(dir);
+  if (!existsSync(join(dir, HELPER_FILE))) {
+    return without(
+      built?.problem != null
+        ? `the native helper for ${target} was not built: ${built.problem}`
+        : `this package has no native helper for ${target} (${join(dir, HELPER_FILE)})`,
+    );
   }
-  if (build.node !== process.version) {
-    return without(`native helper built for Node ${build.node}, not ${here}: run pnpm build`);
-  }
-  if (build.helper === null) return without(`native helper not built for ${here}: ${build.problem}`);
-  const helper = loadModule<HelperModule>(join(dir, build.helper));
+  const helper = loadModule<HelperModule>(join(dir, HELPER_FILE));
   if (typeof helper === 'string') return without(helper);
   let map: MapSections | null = null;
-  let problem = build.problem;
-  if (build.mapper === 'node-api' && helper.mapSections !== undefined) {
+  let mapper: NativeStatus['mapper'] = null;
+  let problem: string | null = null;
+  if (helper.mapSections !== undefined && prefer !== 'v8') {
     map = helper.mapSections;
-  } else if (build.mapper === 'v8') {
-    const v8 = loadModule<{ builtFor: string; mapSections: MapSections }>(join(dir, 'heapless_offheap_v8.node'));
-    if (typeof v8 === 'string') problem = v8;
-    else map = v8.mapSections;
+    mapper = 'node-api';
   } else {
-    problem = `native helper for ${here} cannot map image sections${build.problem === null ? '' : `: ${build.problem}`}`;
+    const v8Dir = join(root, 'dist', 'native', `abi${process.versions.modules}`);
+    const v8 = existsSync(join(v8Dir, V8_FILE))
+      ? loadModule<{ helperVersion: number; mapSections: MapSections }>(join(v8Dir, V8_FILE))
+      : `its V8 part is not built for this ABI (${process.versions.modules})${withReason(readRecord(v8Dir))}: run node ${join(root, 'scripts', 'build-native.mjs')} under this Node, with a C++ compiler`;
+    if (typeof v8 === 'string') {
+      problem = `${runtime()} cannot wrap mapped memory in a SharedArrayBuffer through Node-API (Node 22.23, 24.22 and 26 can), and ${v8}`;
+    } else {
+      map = v8.mapSections;
+      mapper = 'v8';
+    }
   }
   const mapSections = map;
   const helpers: NativeHelpers = {
@@ -136,33 +163,65 @@ export function loadNative(
             return [helper.fileChecksumStart(fd, ranges), ...buffers];
           },
   };
-  const mapper = mapSections === null ? null : build.mapper;
-  return {
-    helpers,
-    status: { imageLoader: mapper === null ? 'read' : 'mapped', mapper, problem: mapper === null ? problem : null },
-  };
+  return { helpers, status: { imageLoader: mapper === null ? 'read' : 'mapped', mapper, problem } };
 }
 
-/** A native module of this Node's build, or why it cannot be used. */
-function loadModule<T extends { builtFor: string }>(path: string): T | string {
+const HELPER_FILE = 'heapless_offheap.node';
+const V8_FILE = 'heapless_offheap_v8.node';
+const TURNED_OFF = 'HEAPLESS_NATIVE=0 turns the native helper off';
+
+function readRecord(dir: string): BuildRecord | null {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'build.json'), 'utf8')) as BuildRecord;
+  } catch {
+    return null;
+  }
+}
+
+function withReason(record: BuildRecord | null): string {
+  return record?.problem != null ? ` (its build failed: ${record.problem})` : '';
+}
+
+/** A native module of this interface version, or why it cannot be used. */
+function loadModule<T extends { helperVersion: number }>(path: string): T | string {
   try {
     const m = createRequire(import.meta.url)(path) as T;
-    if (m.builtFor !== process.version)
-      return `${path} was built for Node ${m.builtFor}, not ${process.version}: run pnpm build`;
+    if (m.helperVersion !== HELPER_VERSION) {
+      return `${path} is a build of other sources (helper interface ${m.helperVersion}, not ${HELPER_VERSION}): run pnpm build`;
+    }
     return m;
   } catch (err) {
     return `${path} does not load: ${err instanceof Error ? err.message : String(err)}`;
   }
 }
 
-// From src/ (tests) and from dist/ alike, the build for this Node's ABI is ../dist/native/abi<ABI>/.
-const loaded = loadNative(fileURLToPath(new URL(`../../dist/native/abi${process.versions.modules}/`, import.meta.url)));
+// From src/ (tests) and from dist/ alike, the package folder is ../../.
+const loaded = loadNative(fileURLToPath(new URL('../../', import.meta.url)));
 
-/** The native helper, or null where it is not built for this Node (or `HEAPLESS_NATIVE=0` asks not to use it). */
+/** The native helper, or null where there is none for this platform (or `HEAPLESS_NATIVE=0` asks not to use it). */
 export const native: NativeHelpers | null = loaded.helpers;
 
 /** What this process has of the native helper: how map images load, and why not natively. */
 export const nativeStatus: NativeStatus = loaded.status;
+
+let warned = false;
+
+/**
+ * Emits, once per process, the warning `HEAPLESS_NATIVE_UNAVAILABLE` saying that map images load with plain reads
+ * and why, when `status` says so for a reason other than `HEAPLESS_NATIVE=0` (a choice, not a problem). Called
+ * where a map first loads an image. True if it emitted.
+ */
+export function warnIfNotMapped(status: NativeStatus = nativeStatus): boolean {
+  if (warned || status.imageLoader === 'mapped' || status.problem === TURNED_OFF) return false;
+  warned = true;
+  process.emitWarning(`map images load with plain reads, ${SLOWER}: ${status.problem}`, {
+    code: 'HEAPLESS_NATIVE_UNAVAILABLE',
+  });
+  return true;
+}
+
+/** What plain reads cost, measured (README, "The native helper"). */
+const SLOWER = 'not mapped: an open from a large image takes about twice as long and copies all of it into memory';
 
 /**
  * The checksum of an image section: the CRC32C of each 64 KiB chunk (the last one shorter), then the CRC32C of

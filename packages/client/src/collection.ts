@@ -42,7 +42,7 @@ export interface KvScanPage {
 }
 
 /**
- * The KV methods a collection uses; a `connect<typeof KvActor>` or `httpClient<typeof KvActor>` ref has them.
+ * The KV methods a collection uses; a `connect<KvActor>` or `httpClient<KvActor>` ref has them.
  * `scan` is optional in the type because a server need not expose it; a collection's `scan` needs it.
  */
 export interface KvRemote {

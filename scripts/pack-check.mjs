@@ -4,6 +4,7 @@
  * (`<node> scripts/pack-check.mjs`; the packages must be built). It packs every package with `pnpm pack` (which
  * rewrites `workspace:` dependencies to versions), then in a temporary folder outside the repository:
  *
+ * - runs `npm publish --dry-run` on each tarball and fails on a warning (but the one for not being logged in);
  * - installs the tarballs into a fresh project with npm and with pnpm 10, each at its default settings, and fails on
  *   an install warning that is ours (one naming a @heapless package or `heapless`, or any engine warning: our
  *   `engines` promise that the dependencies install cleanly); other warnings are printed as notes;
@@ -84,6 +85,14 @@ for (const name of PACKAGES) {
   check(`pack @heapless/${name}`, r.status === 0 && file !== undefined, r.status === 0 ? '' : r.out);
   if (file === undefined) continue;
   deps[`@heapless/${name}`] = `file:${join(tarballs, file)}`;
+  // Without a login npm says so even on a dry run; any other warning is the package's.
+  const publish = run('npm', ['publish', '--dry-run', join(tarballs, file)], tarballs);
+  const publishWarnings = publish.out.split('\n').filter((l) => /warn/i.test(l) && !/logged in/.test(l));
+  check(
+    `npm publish --dry-run @heapless/${name}`,
+    publish.status === 0 && publishWarnings.length === 0,
+    publish.status === 0 ? publishWarnings.join('\n') : publish.out,
+  );
   process.stdout.write(`     ${file}: ${(statSync(join(tarballs, file)).size / 1024).toFixed(1)} KiB packed\n`);
 }
 
@@ -94,8 +103,18 @@ const { tmpdir } = await load('node:os');
 const { join } = await load('node:path');
 const dir = mkdtempSync(join(tmpdir(), 'heapless-use-'));
 try {
-  const { StructLayout } = await load('@heapless/struct');
-  if (typeof StructLayout !== 'function') throw new Error('@heapless/struct: no StructLayout');
+  const { StructLayout, textDecoderReader, utf8Type } = await load('@heapless/struct');
+  const errors = {
+    layout: (m) => new TypeError(m),
+    value: (m) => new TypeError(m),
+    overflow: (m) => new RangeError(m),
+    size: (m) => new RangeError(m),
+  };
+  const User = new StructLayout(
+    { id: 'u32', name: utf8Type(24, errors) },
+    { errors, readUtf8: textDecoderReader(new TextDecoder()) },
+  );
+  if (User.decode(User.encode({ id: 7, name: 'ada' })).name !== 'ada') throw new Error('@heapless/struct: decode');
 
   const { Engine } = await load('@heapless/engine');
   const db = await Engine.open(join(dir, 'engine'));
@@ -227,28 +246,31 @@ await kv.close();
 await httpClient<KvActor>('http://127.0.0.1:7070').size();
 `,
     );
-    writeFileSync(
-      join(client, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'es2022',
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          lib: ['es2022', 'dom', 'dom.iterable', 'dom.asynciterable'],
-          types: [],
-          strict: true,
-          skipLibCheck: false,
-          noEmit: true,
-        },
-        files: ['app.ts'],
-      }),
-    );
-    const tsc = run(
-      process.execPath,
-      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
-      client,
-    );
-    check('client-only: tsc, skipLibCheck false, no @types/node', tsc.status === 0, tsc.out);
+    // As Node resolves it (the `node` condition: dist/node.d.ts) and as a bundler for a browser does (browser.d.ts).
+    for (const [resolution, module] of [
+      ['nodenext', 'nodenext'],
+      ['bundler', 'esnext'],
+    ]) {
+      const config = `tsconfig.${resolution}.json`;
+      writeFileSync(
+        join(client, config),
+        JSON.stringify({
+          compilerOptions: {
+            target: 'es2022',
+            module,
+            moduleResolution: resolution,
+            lib: ['es2022', 'dom', 'dom.iterable', 'dom.asynciterable'],
+            types: [],
+            strict: true,
+            skipLibCheck: false,
+            noEmit: true,
+          },
+          files: ['app.ts'],
+        }),
+      );
+      const tsc = run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], client);
+      check(`client-only: tsc (${resolution}), skipLibCheck false, no @types/node`, tsc.status === 0, tsc.out);
+    }
   }
 }
 

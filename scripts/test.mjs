@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The whole test command: install the Debian packages the tests need (scripts/system-deps.mjs), build, type-check
-// the tests, lint, run every vitest suite, and end with one line
+// the tests, lint, run every vitest suite, run the packaging check (scripts/pack-check.mjs: pack, install into a
+// project outside the repository, run the README uses; skipped on a Node outside a package's engines), and end with
+// one line
 // `Tests: N passed, N failed` taken from vitest's JSON report. Exits non-zero if any step fails.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -47,6 +49,7 @@ if (failedStep === null) {
     for (const s of r.testResults ?? []) if (s.status === 'failed' && s.assertionResults.length === 0) failed++;
   }
   if (status !== 0 && failed === 0) failed = 1;
+  if (step('packaging check', process.execPath, ['scripts/pack-check.mjs']) !== 0) failed++;
   if (passed === 0 && failed === 0) failed = 1;
 } else {
   process.stdout.write(`\nstep "${failedStep}" failed\n`);

@@ -71,6 +71,14 @@ describe('TLS', () => {
     expect(await byName.echo({ a: 1 })).toEqual({ a: 1 });
   });
 
+  it('trusts a certificate given as plain bytes (a Uint8Array, not a Buffer), over WSS and HTTPS', async () => {
+    const bytes = new Uint8Array(cert);
+    const ws = await connect<typeof Echo>(server.url, { token: TOKEN, ca: [bytes] });
+    expect(await ws.echo('bytes')).toBe('bytes');
+    await ws.close();
+    expect(await httpClient<typeof Echo>(server.httpUrl, { token: TOKEN, ca: bytes }).echo(2)).toBe(2);
+  });
+
   it('is refused by clients that do not trust the certificate, and speaks no clear text', async () => {
     await expect(connect<typeof Echo>(server.url, { token: TOKEN, reconnect: false })).rejects.toMatchObject({
       code: 'CONNECT_FAILED',

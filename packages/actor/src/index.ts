@@ -1,9 +1,8 @@
-export { HeaplessError } from '@heapless/client/protocol';
+export { HeaplessError, type KvCheckpoint, type KvStats } from '@heapless/client/protocol';
 export { ACTOR_ERRORS, ActorError, type ActorErrorCode } from './errors.js';
 export {
   KvActor,
   type KvActorOptions,
-  type KvStats,
   type ScanOptions,
   type ScanPage,
   type WriteOptions,

@@ -19,23 +19,30 @@ export interface KvWriteOptions {
   sync?: boolean;
 }
 
-/** What the KV actor's `scan` takes: keys with `prefix`, in [`gte`, `lt`), after `cursor`, at most `limit`. */
+/**
+ * What the KV actor's `scan` takes: keys with `prefix`, in [`gte`, `lt`), after `cursor`, at most `limit` (default
+ * 100, max 10000).
+ */
 export interface KvScanOptions {
   prefix?: string;
   gte?: string;
   lt?: string;
   limit?: number;
+  /** The `cursor` of the previous page: the page starts after it. */
   cursor?: string;
 }
 
-/** One page of the KV actor's `scan`: entries in key order, and the cursor of the next page if any. */
+/**
+ * One page of the KV actor's `scan`: entries in key order (the byte order of the keys' UTF-8, which is Unicode code
+ * point order), and the cursor of the next page if any.
+ */
 export interface KvScanPage {
   entries: [string, Uint8Array][];
   cursor: string | undefined;
 }
 
 /**
- * The KV methods a collection uses; a `connect<typeof KvActor>` or `httpClient<typeof KvActor>` ref has them.
+ * The KV methods a collection uses; a `connect<KvActor>` or `httpClient<KvActor>` ref has them.
  * `scan` is optional in the type because a server need not expose it; a collection's `scan` needs it.
  */
 export interface KvRemote {

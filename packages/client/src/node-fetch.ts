@@ -1,8 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { CertificateAuthority } from './certificate-authority.js';
+import { nodeCa } from './node-ca.js';
 
-/** A certificate authority (PEM) to trust besides the system's: what `node:tls` takes as `ca`. */
-export type CertificateAuthority = string | Buffer | (string | Buffer)[];
+export type { CertificateAuthority } from './certificate-authority.js';
 
 /**
  * The part of `fetch` that `httpClient` uses (method, headers, a byte body, a signal), over `node:http`/`node:https`
@@ -17,7 +18,7 @@ export function fetchTrusting(ca: CertificateAuthority): typeof fetch {
       const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
       const req = request(
         url,
-        { method: init.method ?? 'GET', headers: init.headers as Record<string, string>, ca, signal },
+        { method: init.method ?? 'GET', headers: init.headers as Record<string, string>, ca: nodeCa(ca), signal },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

@@ -3,15 +3,17 @@
  * both take a `ca` to trust a server's self-signed certificate (`wss://`, `https://`).
  */
 import WebSocket from 'ws';
+import type { CertificateAuthority } from './certificate-authority.js';
 import { connectWith } from './connect-with.js';
 import { type HttpClientOptions, httpClient as httpClientWith } from './http-client.js';
 import { DEFAULT_MAX_FRAME_BYTES, PROTOCOL } from './limits.js';
-import { type CertificateAuthority, fetchTrusting } from './node-fetch.js';
+import { nodeCa } from './node-ca.js';
+import { fetchTrusting } from './node-fetch.js';
 import type { Remote } from './remote-types.js';
 import type { ConnectOptions } from './rpc-client.js';
 import type { SocketLike } from './socket-like.js';
 
-export type { CertificateAuthority } from './node-fetch.js';
+export type { CertificateAuthority } from './certificate-authority.js';
 export * from './shared-exports.js';
 
 /** Options of the Node `connect`: those of every platform, and a CA to trust. */
@@ -28,7 +30,7 @@ export interface NodeHttpClientOptions extends HttpClientOptions {
 
 function openNodeSocket(url: string, token: string | undefined, ca: CertificateAuthority | undefined): SocketLike {
   const socket = new WebSocket(url, [PROTOCOL], {
-    ...(ca === undefined ? {} : { ca }),
+    ...(ca === undefined ? {} : { ca: nodeCa(ca) }),
     headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
     // Replies are never larger than the frames a server accepts; a bigger one is a broken server.
     maxPayload: DEFAULT_MAX_FRAME_BYTES * 4,

@@ -17,6 +17,7 @@ export {
 export { ERROR_CODES, type ErrorCode } from './error-codes.js';
 export { HeaplessError } from './heapless-error.js';
 export { type HttpClientOptions, httpClient } from './http-client.js';
+export type { KvActor, KvCheckpoint, KvStats } from './kv-actor.js';
 export type { KvBatchOp, KvBatchOptions, KvBatchResult } from './kv-batch.js';
 export type { KvChange, KvWatchHead, KvWatchOptions } from './kv-watch.js';
 export { pack, unpack } from './pack.js';

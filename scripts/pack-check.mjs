@@ -9,21 +9,37 @@
  *   an install warning that is ours (one naming a @heapless package or `heapless`, or any engine warning: our
  *   `engines` promise that the dependencies install cleanly); other warnings are printed as notes;
  * - runs each package's README shortest use in both projects, as ESM (`import`) and as CommonJS (`require()`, which
- *   Node 20.19+ and 22.12+ allow for ESM without top-level await), and `heapless --version` through the bin;
+ *   Node 20.19+ and 22.12+ allow for ESM without top-level await), a persisted map reopened from its image with the
+ *   loader this runtime should have (`mapped` where its Node-API can map), and `heapless --version` through the bin;
  * - type-checks a client app against @heapless/client alone (installed by itself: no server package in its
- *   node_modules), `connect<KvActor>()` typed, with `skipLibCheck: false` and no @types/node.
+ *   node_modules), `connect<KvActor>()` typed, with `skipLibCheck: false` and no @types/node;
+ * - installs the command as users will once it is published, `npm install -g heapless` and `npx heapless serve` from
+ *   an empty folder, against a registry on a loopback port that serves the tarballs by name (local-registry.mjs).
  *
- * Prints the packed size of each package and one line per check; exits 1 if any failed.
+ * With `--bun RANGE` it checks Bun instead: the embedded packages and the client installed with `bun install`, their
+ * uses run under the newest Bun in RANGE (runtime-binary.mjs), the client calling this repository's server.
+ *
+ * Prints the packed size of each package, how long an install took to the first map opened from its image, and one
+ * line per check; exits 1 if any failed.
  * Environment: HEAPLESS_PACK_KEEP=1 keeps the temporary folder (its path is printed).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startLocalRegistry } from './local-registry.mjs';
+import { bunFor } from './runtime-binary.mjs';
 
 const PNPM = 'pnpm@10.34.9';
-const PACKAGES = ['struct', 'engine', 'level', 'offheap', 'client', 'replica', 'actor'];
+/** The package folders; `heapless` is the command under its own name (`npx heapless serve`), the others are scoped. */
+const PACKAGES = ['struct', 'engine', 'level', 'offheap', 'client', 'replica', 'actor', 'heapless'];
+/** The packages Bun runs (the embedded ones and the client). */
+const EMBEDDED = ['struct', 'engine', 'level', 'offheap', 'client'];
+const npmName = (name) => (name === 'heapless' ? name : `@heapless/${name}`);
+/** `--bun RANGE`: check the embedded packages under the newest Bun in RANGE instead of under this Node. */
+const bunAt = process.argv.indexOf('--bun');
+const bunRange = bunAt === -1 ? null : (process.argv[bunAt + 1] ?? '1.4');
 const root = fileURLToPath(new URL('..', import.meta.url));
 /**
  * The environment of a user's shell: this process's, less the `npm_*` settings a package manager gives the scripts it
@@ -53,7 +69,7 @@ const refused = PACKAGES.filter((name) => {
 if (refused.length > 0) {
   // The check installs every package together; on a Node some of them do not promise, npm rightly warns.
   process.stdout.write(
-    `pack-check: not run on Node ${process.version}: outside the engines of ${refused.map((n) => `@heapless/${n}`).join(', ')}\n`,
+    `pack-check: not run on Node ${process.version}: outside the engines of ${refused.map(npmName).join(', ')}\n`,
   );
   process.exit(0);
 }
@@ -61,9 +77,21 @@ if (refused.length > 0) {
 const work = mkdtempSync(join(tmpdir(), 'heapless-pack-'));
 const results = [];
 
-function run(cmd, args, cwd) {
-  const r = spawnSync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 << 20 });
+function run(cmd, args, cwd, extra = {}) {
+  const r = spawnSync(cmd, args, { cwd, env: { ...env, ...extra }, encoding: 'utf8', maxBuffer: 64 << 20 });
   return { status: r.status ?? 1, out: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
+}
+
+/** As {@link run}, without blocking this process's event loop (which serves the local registry meanwhile). */
+function runAsync(cmd, args, cwd, extra = {}) {
+  const child = spawn(cmd, args, { cwd, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c) => (out += c));
+  child.stderr.on('data', (c) => (out += c));
+  return new Promise((resolve) => {
+    child.on('error', (err) => (out += String(err)));
+    child.on('close', (status) => resolve({ status: status ?? 1, out }));
+  });
 }
 
 function check(name, ok, detail = '') {
@@ -86,28 +114,37 @@ function warnings(out) {
 const tarballs = join(work, 'tarballs');
 mkdirSync(tarballs);
 const deps = {};
+// One pnpm for all of them: the README's command for building the tarballs.
+const packed = run('npx', ['-y', PNPM, '-r', '--filter', './packages/*', 'pack', '--pack-destination', tarballs], root);
 for (const name of PACKAGES) {
-  const r = run('npx', ['-y', PNPM, 'pack', '--pack-destination', tarballs], join(root, 'packages', name));
-  const file = readdirSync(tarballs).find((f) => f.startsWith(`heapless-${name}-`));
-  check(`pack @heapless/${name}`, r.status === 0 && file !== undefined, r.status === 0 ? '' : r.out);
+  const prefix = name === 'heapless' ? /^heapless-\d/ : new RegExp(`^heapless-${name}-\\d`);
+  const file = readdirSync(tarballs).find((f) => prefix.test(f));
+  check(`pack ${npmName(name)}`, packed.status === 0 && file !== undefined, packed.status === 0 ? '' : packed.out);
   if (file === undefined) continue;
-  deps[`@heapless/${name}`] = `file:${join(tarballs, file)}`;
+  deps[npmName(name)] = `file:${join(tarballs, file)}`;
+  process.stdout.write(`     ${file}: ${(statSync(join(tarballs, file)).size / 1024).toFixed(1)} KiB packed\n`);
+  if (bunRange !== null) continue; // the Node runs check publishing
   // Without a login npm says so even on a dry run; any other warning is the package's.
   const publish = run('npm', ['publish', '--dry-run', join(tarballs, file)], tarballs);
   const publishWarnings = publish.out.split('\n').filter((l) => /warn/i.test(l) && !/logged in/.test(l));
   check(
-    `npm publish --dry-run @heapless/${name}`,
+    `npm publish --dry-run ${npmName(name)}`,
     publish.status === 0 && publishWarnings.length === 0,
     publish.status === 0 ? publishWarnings.join('\n') : publish.out,
   );
-  process.stdout.write(`     ${file}: ${(statSync(join(tarballs, file)).size / 1024).toFixed(1)} KiB packed\n`);
 }
 
 // --- the README uses, as ESM and as CommonJS ---
-const USES = `
-const { mkdtempSync, rmSync } = await load('node:fs');
+/**
+ * The embedded packages' README uses (struct, engine, level, offheap), for Node and Bun. The persisted map is
+ * reopened from its image, and the script prints the loader that read it and when (`Date.now()`), for the figure
+ * of how long a project takes from `npm install` to its first mapped open.
+ */
+const EMBEDDED_USES = `
+const { mkdtempSync, rmSync, writeFileSync } = await load('node:fs');
 const { tmpdir } = await load('node:os');
 const { join } = await load('node:path');
+const { pathToFileURL } = await load('node:url');
 const dir = mkdtempSync(join(tmpdir(), 'heapless-use-'));
 try {
   const { StructLayout, textDecoderReader, utf8Type } = await load('@heapless/struct');
@@ -135,53 +172,98 @@ try {
   if ((await level.get('user:1')).name !== 'Ada') throw new Error('@heapless/level: get');
   await level.close();
 
-  const { OffHeapMap } = await load('@heapless/offheap');
-  const users = new OffHeapMap();
-  users.set('u:1', { name: 'Ada', age: 36 });
-  if (users.get('u:1').age !== 36) throw new Error('@heapless/offheap: get');
+  const { OffHeapMap, struct, utf8 } = await load('@heapless/offheap');
+  const users = new OffHeapMap({ threads: 2 });
+  for (let i = 0; i < 1000; i++) users.set('u:' + i, { name: 'Ada', age: i % 100 });
+  if (users.get('u:1').age !== 1) throw new Error('@heapless/offheap: get');
+  // A scan on the worker pool, its function in a module of the project's own.
+  writeFileSync(join(dir, 'older.mjs'), 'export default (c, min) => { let n = 0; while (c.next()) if (c.value.age > min) n++; return n; };');
+  const counts = await users.scan({ module: pathToFileURL(join(dir, 'older.mjs')), arg: 49 });
+  if (counts.reduce((a, b) => a + b, 0) !== 500) throw new Error('@heapless/offheap: scan counted ' + counts);
   await users.close();
 
-  const { CheckpointStore, Follower } = await load('@heapless/replica');
-  if (typeof CheckpointStore !== 'function' || typeof Follower !== 'function') throw new Error('@heapless/replica');
-
-  const { Actor, publish, spawn } = await load('@heapless/actor');
-  const { connect } = await load('@heapless/client');
-  class Counter extends Actor {
-    static exposed = ['add'];
-    n = 0;
-    add(d) {
-      return (this.n += d);
-    }
-  }
-  const ref = spawn(new Counter(), { mailbox: 1024, overflow: 'wait' });
-  await ref.add(1);
-  const server = await publish(ref, { port: 0, token: 's3cret' });
-  const counter = await connect(server.url, { token: 's3cret' });
-  const [a, b] = await Promise.all([counter.add(1), counter.add(2)]);
-  if (a !== 2 || b !== 4) throw new Error('@heapless/client: add answered ' + a + ', ' + b);
-  await counter.close();
-  await server.close();
-  await ref.stop();
+  const Point = struct({ id: 'u32', name: utf8(24) });
+  let points = await OffHeapMap.open({ dir: join(dir, 'map'), struct: Point });
+  points.set('p:1', { id: 1, name: 'Ada' });
+  await points.close();
+  points = await OffHeapMap.open({ dir: join(dir, 'map'), struct: Point });
+  console.log('first open from the image: ' + points.stats().imageLoader + ' at ' + Date.now());
+  const view = points.view();
+  if (!points.locate('p:1', view) || view.name !== 'Ada') throw new Error('@heapless/offheap: reopen');
+  await points.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-console.log('uses ran');
 `;
 
-function runUses(project, label) {
-  writeFileSync(join(project, 'uses.mjs'), `const load = (m) => import(m);\n${USES}`);
+/** The server packages' uses, for Node: replica's entry points, an actor published and called by the client. */
+const SERVER_USES = `
+const { CheckpointStore, Follower } = await load('@heapless/replica');
+if (typeof CheckpointStore !== 'function' || typeof Follower !== 'function') throw new Error('@heapless/replica');
+
+const { Actor, publish, spawn } = await load('@heapless/actor');
+const { connect } = await load('@heapless/client');
+class Counter extends Actor {
+  static exposed = ['add'];
+  n = 0;
+  add(d) {
+    return (this.n += d);
+  }
+}
+const ref = spawn(new Counter(), { mailbox: 1024, overflow: 'wait' });
+await ref.add(1);
+const server = await publish(ref, { port: 0, token: 's3cret' });
+const counter = await connect(server.url, { token: 's3cret' });
+const [a, b] = await Promise.all([counter.add(1), counter.add(2)]);
+if (a !== 2 || b !== 4) throw new Error('@heapless/client: add answered ' + a + ', ' + b);
+await counter.close();
+await server.close();
+await ref.stop();
+`;
+
+/** The client's use against a running `heapless serve` (HEAPLESS_USE_URL, token s3cret), for Bun. */
+const CLIENT_USE = `
+const { connect } = await load('@heapless/client');
+const kv = await connect(process.env.HEAPLESS_USE_URL, { token: 's3cret' });
+await kv.set('user:1', new TextEncoder().encode('Ada'));
+if (new TextDecoder().decode(await kv.get('user:1')) !== 'Ada') throw new Error('@heapless/client: get');
+await kv.close();
+`;
+
+/** Whether this runtime's Node-API can map an image (node_api_create_external_sharedarraybuffer): 'mapped' expected. */
+function mapsImages(runtime) {
+  if (runtime.bun !== undefined) return true;
+  const [major, minor] = runtime.node.split('.').map(Number);
+  return major >= 26 || (major === 24 && minor >= 22) || (major === 22 && minor >= 23);
+}
+
+/**
+ * Writes the uses into `project` and runs them with `cmd` as ESM and as CommonJS; checks that the map's image was
+ * mapped where the runtime allows it. Returns when the first run opened the map from its image (ms since the epoch).
+ */
+function runUses(project, label, { cmd = process.execPath, uses, env: extra = {}, runtime = process.versions }) {
+  writeFileSync(join(project, 'uses.mjs'), `const load = (m) => import(m);\n${uses}\nconsole.log('uses ran');\n`);
   writeFileSync(
     join(project, 'uses.cjs'),
-    `const load = async (m) => require(m);\n(async () => {\n${USES}\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
+    `const load = async (m) => require(m);\n(async () => {\n${uses}\nconsole.log('uses ran');\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
   );
+  let opened = null;
+  const expected = mapsImages(runtime) ? 'mapped' : 'read';
   for (const file of ['uses.mjs', 'uses.cjs']) {
-    const r = run(process.execPath, [file], project);
+    const r = run(cmd, [file], project, extra);
+    const loader = /first open from the image: (\w+) at (\d+)/.exec(r.out);
+    opened ??= loader === null ? null : Number(loader[2]);
     check(
       `${label}: README uses (${file.endsWith('.mjs') ? 'ESM import' : 'CommonJS require'})`,
-      r.status === 0 && /uses ran/.test(r.out),
-      r.status === 0 ? '' : r.out,
+      r.status === 0 && /uses ran/.test(r.out) && loader?.[1] === expected,
+      r.status === 0 && loader?.[1] === expected ? '' : `the image should be ${expected}\n${r.out}`,
     );
   }
+  return opened;
+}
+
+/** `heapless --version` through the project's bin and through the package's file. */
+function checkBin(project, label) {
   const bin = run(
     process.execPath,
     [join(project, 'node_modules', '@heapless', 'actor', 'bin', 'heapless.js'), '--version'],
@@ -195,6 +277,60 @@ function runUses(project, label) {
   );
 }
 
+/**
+ * Starts `heapless serve --memory --port 0 --token s3cret` (`cmd` and `args` before `serve`) in `cwd`, in a process
+ * group of its own, checks that it answers /healthz, and resolves to `{ url, stop }`, or null when it did not start
+ * within `ms` (its output then goes into the failed check). `stop` sends SIGTERM to the group, as a terminal's Ctrl-C
+ * reaches every process of the foreground job (npx does not pass a signal on to the command it runs), and resolves
+ * to whether the server logged its clean stop.
+ */
+function startServe(label, cmd, args, cwd, extra = {}, ms = 120_000) {
+  const child = spawn(cmd, [...args, 'serve', '--memory', '--port', '0', '--token', 's3cret'], {
+    cwd,
+    env: { ...env, ...extra },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let out = '';
+  const exited = new Promise((resolve) => child.on('close', (code) => resolve(code)));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => finish(null), ms);
+    let done = false;
+    const finish = async (listening) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      let healthy = false;
+      if (listening !== null) healthy = (await fetch(`${listening.http}/healthz`).catch(() => null))?.ok === true;
+      check(`${label}: serve answers /healthz`, healthy, healthy ? '' : out);
+      const stop = async () => {
+        process.kill(-child.pid, 'SIGTERM');
+        await exited;
+        return /"msg":"stopped"/.test(out);
+      };
+      if (healthy) return resolve({ url: listening.url, stop });
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+      await exited;
+      resolve(null);
+    };
+    const read = (chunk) => {
+      out += chunk;
+      for (const line of out.split('\n')) {
+        if (!line.includes('"listening"')) continue;
+        try {
+          const { url, http } = JSON.parse(line);
+          if (url !== undefined) return finish({ url, http });
+        } catch {}
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', (c) => (out += c));
+    void exited.then(() => finish(null));
+  });
+}
+
 function project(name, dependencies, extra = {}) {
   const dir = join(work, name);
   mkdirSync(dir);
@@ -205,8 +341,12 @@ function project(name, dependencies, extra = {}) {
   return dir;
 }
 
-function install(label, dir, cmd, args) {
-  const r = run(cmd, args, dir);
+function install(label, dir, cmd, args, extra = {}) {
+  return installed(label, run(cmd, args, dir, extra));
+}
+
+/** Checks an install's outcome `r`: it passed, with no warning of ours; the others' warnings are printed. */
+function installed(label, r) {
   const w = warnings(r.out);
   check(`${label}: install`, r.status === 0, r.status === 0 ? '' : r.out);
   check(`${label}: no install warning of ours`, w.ours.length === 0, w.ours.join('\n'));
@@ -215,13 +355,91 @@ function install(label, dir, cmd, args) {
   return r.status === 0;
 }
 
-if (Object.keys(deps).length === PACKAGES.length) {
+/** Installs `dependencies` into a new project and runs the uses; prints how long install and first open took. */
+function installAndUse(label, name, dependencies, extra, command, uses) {
+  const dir = project(name, dependencies, extra);
+  const started = Date.now();
+  if (!install(label, dir, command.cmd, command.args)) return null;
+  const installed = Date.now();
+  const opened = runUses(dir, label, uses);
+  if (opened !== null) {
+    process.stdout.write(
+      `     ${label}: install ${((installed - started) / 1000).toFixed(1)} s; from the install's start to the first ` +
+        `OffHeapMap.open from its image ${((opened - started) / 1000).toFixed(1)} s\n`,
+    );
+  }
+  return dir;
+}
+
+/** The command as users get it once published: `npm install -g heapless` and `npx heapless serve`, from any folder. */
+async function checkCommand() {
+  const upstream = run('npm', ['config', 'get', 'registry'], work).out.trim() || 'https://registry.npmjs.org/';
+  const registry = await startLocalRegistry(tarballs, upstream.endsWith('/') ? upstream : `${upstream}/`);
+  try {
+    // A cache of its own, so that nothing unpublished stays in the user's npm cache.
+    const published = { npm_config_registry: registry.url, npm_config_cache: join(work, 'npm-cache') };
+    const anywhere = join(work, 'anywhere');
+    mkdirSync(anywhere);
+    const prefix = join(work, 'global');
+    const args = ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', 'heapless'];
+    if (installed('npm install -g heapless', await runAsync('npm', args, anywhere, published))) {
+      const version = await runAsync(join(prefix, 'bin', 'heapless'), ['--version'], anywhere);
+      check('npm install -g heapless: heapless --version', /^\d+\.\d+\.\d+/.test(version.out), version.out);
+    }
+    const server = await startServe('npx heapless', 'npx', ['-y', 'heapless'], anywhere, published);
+    if (server !== null) check('npx heapless: stops cleanly on SIGTERM', await server.stop());
+  } finally {
+    await registry.close();
+  }
+}
+
+const scoped = Object.fromEntries(Object.entries(deps).filter(([name]) => name !== 'heapless'));
+if (Object.keys(deps).length === PACKAGES.length && bunRange !== null) {
+  // Bun: the embedded packages and the client, installed with Bun's own package manager; the client calls a
+  // server this repository runs on Node.
+  const bun = bunFor(bunRange);
+  const version = run(bun, ['--version'], work).out.trim();
+  process.stdout.write(`     Bun ${version}\n`);
+  const embedded = Object.fromEntries(EMBEDDED.map((name) => [npmName(name), deps[npmName(name)]]));
+  const server = await startServe(
+    'Bun: server',
+    process.execPath,
+    [join(root, 'packages/actor/bin/heapless.js')],
+    work,
+  );
+  if (server !== null) {
+    installAndUse(
+      'bun',
+      'bun-app',
+      embedded,
+      { overrides: embedded },
+      { cmd: bun, args: ['install'] },
+      {
+        cmd: bun,
+        uses: EMBEDDED_USES + CLIENT_USE,
+        env: { HEAPLESS_USE_URL: server.url },
+        runtime: { bun: version },
+      },
+    );
+    check('Bun: server stops cleanly on SIGTERM', await server.stop());
+  }
+} else if (Object.keys(deps).length === PACKAGES.length) {
   // npm resolves a tarball's dependencies on the other @heapless packages to the tarballs given beside it; pnpm
   // resolves each package's dependencies on its own, so the tarballs are also named as overrides.
-  const npmProject = project('npm-app', deps);
-  if (install('npm', npmProject, 'npm', ['install', '--no-audit', '--no-fund'])) runUses(npmProject, 'npm');
-  const pnpmProject = project('pnpm-app', deps, { pnpm: { overrides: deps } });
-  if (install('pnpm', pnpmProject, 'npx', ['-y', PNPM, 'install'])) runUses(pnpmProject, 'pnpm');
+  const uses = { uses: EMBEDDED_USES + SERVER_USES };
+  const npmArgs = ['install', '--no-audit', '--no-fund'];
+  const npmProject = installAndUse('npm', 'npm-app', scoped, {}, { cmd: 'npm', args: npmArgs }, uses);
+  if (npmProject !== null) checkBin(npmProject, 'npm');
+  const pnpmProject = installAndUse(
+    'pnpm',
+    'pnpm-app',
+    scoped,
+    { pnpm: { overrides: scoped } },
+    { cmd: 'npx', args: ['-y', PNPM, 'install'] },
+    uses,
+  );
+  if (pnpmProject !== null) checkBin(pnpmProject, 'pnpm');
+  await checkCommand();
 
   // A client app: @heapless/client alone, its types checked strictly without Node's.
   const client = project(

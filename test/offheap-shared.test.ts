@@ -10,6 +10,7 @@ import {
   type SharedMapHandle,
   struct,
   utf8,
+  type WorkerFunction,
 } from '@heapless/offheap';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -189,5 +190,16 @@ describe('OffHeapMap shared with reader threads', () => {
     await expect(map.scan({ module: scanModule, name: 'missing' })).rejects.toMatchObject({
       code: OffHeapErrorCodes.INVALID_ARGUMENT,
     });
+    // No module, or partitions that are no count: a typed error before any worker runs, not Node's TypeError.
+    for (const bad of [{}, { module: 7 }, null, { module: scanModule, name: 3 }]) {
+      await expect(map.scan(bad as unknown as WorkerFunction)).rejects.toMatchObject({
+        code: OffHeapErrorCodes.INVALID_ARGUMENT,
+      });
+    }
+    for (const partitions of [0, -1, 1.5, Number.NaN, 2 ** 31]) {
+      await expect(map.filter({ module: scanModule }, partitions)).rejects.toMatchObject({
+        code: OffHeapErrorCodes.INVALID_ARGUMENT,
+      });
+    }
   });
 });

@@ -10,6 +10,11 @@ import type { SharedMapHandle } from '../shared/shared-handle.js';
 import type { MapIndex } from './map-index.js';
 import type { MapSharing } from './map-sharing.js';
 
+/** The most partitions a scan may ask for: each is a task with a map handle of its own. */
+const MAX_PARTITIONS = 1 << 20;
+
+const invalid = (message: string) => new OffHeapError(OffHeapErrorCodes.INVALID_ARGUMENT, message);
+
 export class MapParallel {
   /** Started on first use: a map that never runs a parallel read starts no thread. */
   private pool: Piscina | null = null;
@@ -26,6 +31,16 @@ export class MapParallel {
    * resolves to the results in partition order. The index does not drain its old table meanwhile.
    */
   async run(op: 'scan' | 'filter', fn: WorkerFunction, partitions: number): Promise<unknown[]> {
+    const given = fn as Partial<WorkerFunction> | null;
+    if (typeof given?.module !== 'string' && !(given?.module instanceof URL)) {
+      throw invalid(`${op}: { module } must name the worker module (a path, or a file: or data: URL)`);
+    }
+    if (given.name !== undefined && typeof given.name !== 'string') {
+      throw invalid(`${op}: { name } must be the name of an export of the module`);
+    }
+    if (!Number.isInteger(partitions) || partitions < 1 || partitions > MAX_PARTITIONS) {
+      throw invalid(`${op}: partitions must be an integer from 1 to ${MAX_PARTITIONS}, not ${partitions}`);
+    }
     // A URL (file:, data:) as it is; anything else is a path.
     const module =
       fn.module instanceof URL

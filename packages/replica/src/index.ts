@@ -13,8 +13,8 @@ export {
   OP_SET,
   type SetChange,
   setChange,
-} from './change-codec.js';
-export { type ChangeBatch, ChangeConsumer, type ConsumeOptions, consumeChanges } from './change-consumer.js';
+} from './change/change-codec.js';
+export { type ChangeBatch, ChangeConsumer, type ConsumeOptions, consumeChanges } from './change/change-consumer.js';
 export {
   type ChangeLimits,
   changeLimits,
@@ -25,9 +25,9 @@ export {
   FORMAT_VERSION,
   MSG_ID_HEADER,
   SCHEMA_HEADER,
-} from './change-format.js';
-export { type ChangeMessage, changeHeaders, type ReadOptions, readChangeMessage } from './change-message.js';
-export { ChangePublisher, type PublishAck, type PublisherOptions } from './change-publisher.js';
+} from './change/change-format.js';
+export { type ChangeMessage, changeHeaders, type ReadOptions, readChangeMessage } from './change/change-message.js';
+export { ChangePublisher, type PublishAck, type PublisherOptions } from './change/change-publisher.js';
 export {
   assertResumable,
   type ChangeStreamOptions,
@@ -37,16 +37,15 @@ export {
   resumeFrom,
   type StreamPosition,
   verifyChangeStream,
-} from './change-stream.js';
-export { type CheckpointFile, type CheckpointManifest, MANIFEST_FORMAT } from './checkpoint-manifest.js';
+} from './change/change-stream.js';
+export { type CheckpointFile, type CheckpointManifest, MANIFEST_FORMAT } from './checkpoint/checkpoint-manifest.js';
 export {
   CheckpointStore,
   type CheckpointStoreOptions,
   type CheckpointSummary,
   type DownloadedCheckpoint,
   type UploadOptions,
-} from './checkpoint-store.js';
-export { type ConnectOptions, connectToNats } from './connect.js';
+} from './checkpoint/checkpoint-store.js';
 export { describeError, isReplicaError, REPLICA_ERRORS, ReplicaError, type ReplicaErrorCode } from './errors.js';
 export { Follower } from './follow/follower.js';
 export {
@@ -78,4 +77,5 @@ export {
   publishMapCheckpoint,
 } from './follow/publish-checkpoint.js';
 export { planStart, type ReloadReason, type StartFacts, type StartPlan } from './follow/start-plan.js';
-export { WakeablePause } from './pause.js';
+export { type ConnectOptions, connectToNats } from './nats/connect.js';
+export { WakeablePause } from './nats/pause.js';

@@ -11,11 +11,11 @@
  */
 import { join } from 'node:path';
 import { MAP_IMAGE_FILE, type OffHeapMap } from '@heapless/offheap';
-import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change-consumer.js';
-import { readStreamPosition, type StreamPosition } from '../change-stream.js';
+import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change/change-consumer.js';
+import { readStreamPosition, type StreamPosition } from '../change/change-stream.js';
 import { durationMs } from '../duration.js';
 import { describeError, isReplicaError, ReplicaError } from '../errors.js';
-import { WakeablePause } from '../pause.js';
+import { WakeablePause } from '../nats/pause.js';
 import { addFollowerMeta } from './follower-meta.js';
 import { openFollowerData } from './follower-open.js';
 import {

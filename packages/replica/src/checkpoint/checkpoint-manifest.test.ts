@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ReplicaError } from '../errors.js';
 import {
   type CheckpointManifest,
   checkpointId,
@@ -9,7 +10,6 @@ import {
   manifestObject,
   parseManifestObject,
 } from './checkpoint-manifest.js';
-import { ReplicaError } from './errors.js';
 
 const id = checkpointId(42, 'abc123');
 const good: CheckpointManifest = {

@@ -4,6 +4,7 @@
  * first, so that a message of another format or schema is refused before its payload is read.
  */
 import { Match, type MsgHdrs, headers as natsHeaders } from '@nats-io/nats-core';
+import { ReplicaError } from '../errors.js';
 import { type Change, decodeChanges } from './change-codec.js';
 import {
   type ChangeLimits,
@@ -14,7 +15,6 @@ import {
   MSG_ID_HEADER,
   SCHEMA_HEADER,
 } from './change-format.js';
-import { ReplicaError } from './errors.js';
 
 /** One message of a change stream, decoded. */
 export interface ChangeMessage {

@@ -8,9 +8,9 @@ import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, lstat, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ReadableStreamReadResult } from 'node:stream/web';
+import { ReplicaError } from '../errors.js';
 import { FRAME_PLAIN_BYTES, FrameDecoder } from './checkpoint-frames.js';
 import type { CheckpointFile } from './checkpoint-manifest.js';
-import { ReplicaError } from './errors.js';
 
 /** Bytes read from a file per chunk: the object store's largest chunk at the default max_payload. */
 export const FILE_CHUNK_BYTES = 1024 * 1024;

@@ -13,7 +13,7 @@ import {
   NoRespondersError,
   TimeoutError,
 } from '@nats-io/nats-core';
-import { ReplicaError } from './errors.js';
+import { ReplicaError } from '../errors.js';
 
 /** `err` as a {@link ReplicaError} whose message starts with `context` (a ReplicaError passes unchanged). */
 export function replicaErrorOf(err: unknown, context: string): ReplicaError {

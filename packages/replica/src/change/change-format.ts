@@ -2,7 +2,7 @@
  * The names and limits of the change-message format (FORMAT.md, "Change messages"): subject, headers, the checks
  * on stream names, schema ids and message ids, and the default limits of one message.
  */
-import { ReplicaError } from './errors.js';
+import { ReplicaError } from '../errors.js';
 
 /** The format version this package writes and the only one it reads. */
 export const FORMAT_VERSION = 1;

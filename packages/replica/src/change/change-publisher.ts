@@ -6,6 +6,9 @@
  */
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import { type NatsConnection, nuid } from '@nats-io/nats-core';
+import { durationMs } from '../duration.js';
+import { ReplicaError } from '../errors.js';
+import { isUnavailable, replicaErrorOf } from '../nats/nats-errors.js';
 import { type Change, encodeChanges } from './change-codec.js';
 import {
   type ChangeLimits,
@@ -19,9 +22,6 @@ import {
   SCHEMA_HEADER,
 } from './change-format.js';
 import { changeHeaders } from './change-message.js';
-import { durationMs } from './duration.js';
-import { ReplicaError } from './errors.js';
-import { isUnavailable, replicaErrorOf } from './nats-errors.js';
 
 /** Pause between two attempts of one publish while JetStream is unavailable: short, a leader election is ~1 s. */
 const RETRY_PAUSE_MS = 100;

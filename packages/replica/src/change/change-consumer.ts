@@ -26,13 +26,13 @@ import {
   ReplayPolicy,
 } from '@nats-io/jetstream';
 import { type NatsConnection, nanos, nuid } from '@nats-io/nats-core';
+import { durationMs } from '../duration.js';
+import { ReplicaError, type ReplicaErrorCode } from '../errors.js';
+import { replicaErrorOf } from '../nats/nats-errors.js';
+import { WakeablePause } from '../nats/pause.js';
 import { type ChangeLimits, changeLimits, checkName, checkSchemaId } from './change-format.js';
 import { type ChangeMessage, readChangeMessage } from './change-message.js';
 import { assertResumable, checkPosition, readStreamPosition, type StreamPosition } from './change-stream.js';
-import { durationMs } from './duration.js';
-import { ReplicaError, type ReplicaErrorCode } from './errors.js';
-import { replicaErrorOf } from './nats-errors.js';
-import { WakeablePause } from './pause.js';
 
 /** The codes that end a reader: the stream cannot be followed from here on, whatever is retried. */
 const FATAL: ReadonlySet<ReplicaErrorCode> = new Set<ReplicaErrorCode>([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ReplicaError } from '../errors.js';
 import { assertResumable, resumeFrom, type StreamPosition } from './change-stream.js';
-import { ReplicaError } from './errors.js';
 
 const stream = (firstSeq: number, lastSeq: number, messages: number): StreamPosition => ({
   stream: 'S',

@@ -10,8 +10,8 @@
  * hostile payload costs no more than its own size and ends in a typed error naming the offset.
  */
 import { isUtf8 } from 'node:buffer';
+import { ReplicaError } from '../errors.js';
 import { type ChangeLimits, DEFAULT_CHANGE_LIMITS } from './change-format.js';
-import { ReplicaError } from './errors.js';
 
 /** Set `key` to `value` (the value's encoded bytes, as stored and served). */
 export interface SetChange {

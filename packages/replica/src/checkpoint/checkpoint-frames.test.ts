@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ReplicaError } from '../errors.js';
 import { writeChecked } from './checkpoint-files.js';
 import {
   decodeLz4Block,
@@ -16,7 +17,6 @@ import {
   FrameKind,
 } from './checkpoint-frames.js';
 import type { CheckpointFile } from './checkpoint-manifest.js';
-import { ReplicaError } from './errors.js';
 
 /** Runs `f` with a new directory under `base`, removed afterwards whatever happens. */
 async function inTempDir(base: string, prefix: string, f: (dir: string) => Promise<void>): Promise<void> {

@@ -5,10 +5,10 @@
  * file written outside the destination.
  */
 
-import { isSchemaId } from './change-format.js';
-import { checkPosition } from './change-stream.js';
+import { isSchemaId } from '../change/change-format.js';
+import { checkPosition } from '../change/change-stream.js';
+import { ReplicaError } from '../errors.js';
 import { type FileEncoding, LZ4_FRAMES } from './checkpoint-frames.js';
-import { ReplicaError } from './errors.js';
 
 /** The manifest format this package writes. */
 export const MANIFEST_FORMAT = 2;

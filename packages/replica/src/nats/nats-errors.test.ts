@@ -2,7 +2,7 @@ import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ReplicaError } from './errors.js';
+import { ReplicaError } from '../errors.js';
 import { replicaErrorOf } from './nats-errors.js';
 
 /** An error as Node's fs and net raise them. */

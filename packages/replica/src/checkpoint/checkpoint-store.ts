@@ -11,8 +11,11 @@ import { ImageStreamCheck, type VerifiedImage } from '@heapless/offheap';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { nuid } from '@nats-io/nats-core';
 import { type ObjectInfo, type ObjectStore, Objm, StorageType, setSha256Backend } from '@nats-io/obj';
-import { checkName, checkSchemaId } from './change-format.js';
-import { checkPosition, readStreamPosition } from './change-stream.js';
+import { checkName, checkSchemaId } from '../change/change-format.js';
+import { checkPosition, readStreamPosition } from '../change/change-stream.js';
+import { durationMs } from '../duration.js';
+import { ReplicaError } from '../errors.js';
+import { replicaErrorOf } from '../nats/nats-errors.js';
 import { FILE_CHUNK_BYTES, listFiles, readHashed, syncDir, writeChecked } from './checkpoint-files.js';
 import { FrameEncoder, LZ4_FRAMES } from './checkpoint-frames.js';
 import {
@@ -28,9 +31,6 @@ import {
   parseManifestObject,
 } from './checkpoint-manifest.js';
 import { UploadedObjects } from './checkpoint-uploaded.js';
-import { durationMs } from './duration.js';
-import { ReplicaError } from './errors.js';
-import { replicaErrorOf } from './nats-errors.js';
 
 /** Options of {@link CheckpointStore.open}. */
 export interface CheckpointStoreOptions {

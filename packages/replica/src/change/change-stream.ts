@@ -13,10 +13,10 @@ import {
   type StreamInfo,
 } from '@nats-io/jetstream';
 import { type NatsConnection, nanos } from '@nats-io/nats-core';
+import { durationMs } from '../duration.js';
+import { ReplicaError } from '../errors.js';
+import { replicaErrorOf } from '../nats/nats-errors.js';
 import { changeSubject, checkName } from './change-format.js';
-import { durationMs } from './duration.js';
-import { ReplicaError } from './errors.js';
-import { replicaErrorOf } from './nats-errors.js';
 
 /** JetStream's "stream name already in use" (a concurrent create with another configuration). */
 const STREAM_NAME_IN_USE = 10058;

@@ -11,7 +11,7 @@
  * stream that ends inside a frame is damage. Errors are CHECKPOINT_CORRUPT naming the object and the offset.
  */
 import { createRequire } from 'node:module';
-import { ReplicaError } from './errors.js';
+import { ReplicaError } from '../errors.js';
 
 /** The encodings a manifest may name for a file; absent means the object holds the file's bytes as they are. */
 export const LZ4_FRAMES = 'lz4-frames';

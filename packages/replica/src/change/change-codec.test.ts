@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { Packr, unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
+import { ReplicaError, type ReplicaErrorCode } from '../errors.js';
 import { type Change, decodeChanges, deleteChange, encodeChanges, setChange } from './change-codec.js';
 import { changeLimits } from './change-format.js';
-import { ReplicaError, type ReplicaErrorCode } from './errors.js';
 
 const bytes = (...b: number[]) => Uint8Array.from(b);
 const hexBytes = (hex: string) => Uint8Array.from(Buffer.from(hex.replace(/\s+/g, ''), 'hex'));

@@ -79,3 +79,5 @@ export {
 export { planStart, type ReloadReason, type StartFacts, type StartPlan } from './follow/start-plan.js';
 export { type ConnectOptions, connectToNats } from './nats/connect.js';
 export { WakeablePause } from './nats/pause.js';
+export { openReplica } from './serve/replica.js';
+export type { Replica, ReplicaOptions } from './serve/replica-options.js';

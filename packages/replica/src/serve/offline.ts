@@ -1,5 +1,5 @@
 /**
- * A following server that started while NATS could not be reached (issue 16, "Faults"). It serves its local data
+ * A replica that started while NATS could not be reached. It serves its local data
  * (follower data of the stream and schema followed, opened by `openLocalFollowerData`) read-only, and connects in
  * the background: each attempt waits at most {@link ATTEMPT_MS}, the pause after a failure grows from
  * {@link FIRST_PAUSE_MS} to {@link MAX_PAUSE_MS}. Once connected, a follower takes the open map over (the KV actor
@@ -9,22 +9,15 @@
  * configuration), it stops trying and says why in `failure` and `lastError`, and goes on serving the local data as
  * it is; a restart with NATS reachable then loads a checkpoint or replays.
  */
-import { HeaplessError } from '@heapless/client/protocol';
-import {
-  connectToNats,
-  DEFAULT_CHANGE_LIMITS,
-  describeError,
-  type FollowerLog,
-  type FollowerStatus,
-  isReplicaError,
-  type LocalFollowerData,
-  type ReplicaErrorCode,
-  WakeablePause,
-} from '@heapless/replica';
-import type { SinkOp, WriteSink } from '../kv/write-sink.js';
-import type { ServeArgs } from './cli-args.js';
-import type { FollowArgs } from './follow-args.js';
-import { type FollowerSide, followOnline, type OnlineFollowing } from './follow-online.js';
+import type { Change } from '../change/change-codec.js';
+import { DEFAULT_CHANGE_LIMITS } from '../change/change-format.js';
+import { describeError, isReplicaError, ReplicaError, type ReplicaErrorCode } from '../errors.js';
+import type { LocalFollowerData } from '../follow/follower-open.js';
+import type { FollowerStatus } from '../follow/follower-options.js';
+import { connectToNats } from '../nats/connect.js';
+import { WakeablePause } from '../nats/pause.js';
+import { followOnline, type OnlineReplica } from './online.js';
+import type { Replica, ReplicaOptions } from './replica-options.js';
 
 /** Longest wait for one connection attempt: a close waits for the attempt in flight, so it stays short. */
 const ATTEMPT_MS = 1_000;
@@ -45,13 +38,12 @@ const CANNOT_RESUME: ReadonlySet<ReplicaErrorCode> = new Set<ReplicaErrorCode>([
   'INVALID_ARGUMENT',
 ]);
 
-/** The replica side of a server serving its local data until it reaches NATS; {@link close} ends it all. */
-export class OfflineFollowing implements FollowerSide {
+/** A replica serving its local data until it reaches NATS; {@link close} ends it all. */
+export class OfflineReplica implements Replica {
   readonly map: LocalFollowerData['map'];
   readonly start: LocalFollowerData['start'];
-  /** The KV actor's writes: UNAVAILABLE at once until the follower exists, then through the log. */
-  readonly sink: WriteSink;
-  #online: OnlineFollowing | undefined;
+  readonly maxChanges = DEFAULT_CHANGE_LIMITS.maxChanges;
+  #online: OnlineReplica | undefined;
   /** Why the stream cannot be followed from the map; set once, ends the attempts. */
   #failure: Error | undefined;
   #lastError: string;
@@ -68,15 +60,12 @@ export class OfflineFollowing implements FollowerSide {
    */
   constructor(
     local: LocalFollowerData,
-    private readonly args: ServeArgs,
-    private readonly follow: FollowArgs,
-    private readonly log: FollowerLog,
+    private readonly options: ReplicaOptions,
     firstError: Error,
   ) {
     this.map = local.map;
     this.start = local.start;
     this.#lastError = describeError(firstError);
-    this.sink = { maxOps: DEFAULT_CHANGE_LIMITS.maxChanges, write: (ops) => this.#write(ops) };
     this.#connecting = this.#connect();
   }
 
@@ -85,8 +74,8 @@ export class OfflineFollowing implements FollowerSide {
     if (this.#online !== undefined) return this.#online.follower.status();
     const failure = this.#failure === undefined ? null : describeError(this.#failure);
     return {
-      stream: this.follow.stream,
-      schema: this.follow.schema,
+      stream: this.options.stream,
+      schema: this.options.schema,
       position: this.start.position,
       lag: null,
       caughtUp: false,
@@ -119,14 +108,15 @@ export class OfflineFollowing implements FollowerSide {
     return this.#closing;
   }
 
-  #write(ops: readonly SinkOp[]): Promise<{ sequence: number }> {
-    if (this.#online !== undefined) return this.#online.sink.write(ops);
+  /** Through the log once the follower exists; UNAVAILABLE at once before. */
+  write(changes: readonly Change[]): Promise<{ sequence: number }> {
+    if (this.#online !== undefined) return this.#online.write(changes);
     const why =
       this.#failure === undefined
         ? `NATS has been unreachable since this server started (${this.#lastError})`
         : `this server cannot follow its change stream (${describeError(this.#failure)})`;
     return Promise.reject(
-      new HeaplessError('UNAVAILABLE', `the write was not stored in the change log: ${why}; reads serve local data`),
+      new ReplicaError('UNAVAILABLE', `the write was not stored in the change log: ${why}; reads serve local data`),
     );
   }
 
@@ -139,13 +129,13 @@ export class OfflineFollowing implements FollowerSide {
       pause = Math.min(pause * 2, MAX_PAUSE_MS);
       this.#attempts++;
       try {
-        const nc = await connectToNats({ servers: this.follow.servers, timeout: ATTEMPT_MS });
+        const nc = await connectToNats({ servers: this.options.servers, timeout: ATTEMPT_MS });
         if (this.#stopping) {
           await nc.close();
           return;
         }
-        this.#online = await followOnline(nc, this.args, this.follow, this.log, this.map);
-        this.log.info(
+        this.#online = await followOnline(nc, this.options, this.map);
+        this.options.log?.info(
           { position: this.start.position, attempts: this.#attempts },
           'connected to NATS: following the stream from the local position',
         );
@@ -153,7 +143,10 @@ export class OfflineFollowing implements FollowerSide {
       } catch (err) {
         if (!isReplicaError(err) || CANNOT_RESUME.has(err.code)) {
           this.#failure = err as Error;
-          this.log.warn({ err: describeError(this.#failure) }, 'the stream cannot be followed: serving the local data');
+          this.options.log?.warn(
+            { err: describeError(this.#failure) },
+            'the stream cannot be followed: serving the local data',
+          );
           return;
         }
         this.#lastError = describeError(err);

@@ -29,7 +29,7 @@ import { type NatsConnection, nanos, nuid } from '@nats-io/nats-core';
 import { durationMs } from '../duration.js';
 import { ReplicaError, type ReplicaErrorCode } from '../errors.js';
 import { replicaErrorOf } from '../nats/nats-errors.js';
-import { WakeablePause } from '../nats/pause.js';
+import { Backoff, retry } from '../nats/retry.js';
 import { type ChangeLimits, changeLimits, checkName, checkSchemaId } from './change-format.js';
 import { type ChangeMessage, readChangeMessage } from './change-message.js';
 import { assertResumable, checkPosition, readStreamPosition, type StreamPosition } from './change-stream.js';
@@ -161,7 +161,7 @@ export class ChangeConsumer {
   /** The pulls out now, oldest first. */
   private readonly pulls: ConsumerMessages[] = [];
   private consumerName: string | undefined;
-  private readonly pause = new WakeablePause();
+  private readonly backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS);
   private lastFailure: ReplicaError | undefined;
 
   constructor(
@@ -211,34 +211,39 @@ export class ChangeConsumer {
   async close(): Promise<void> {
     this.stopping = true;
     for (const p of this.pulls) p.stop();
-    this.pause.wake();
+    this.backoff.wake();
     await this.done.catch(() => {});
   }
 
+  /** Reads until close(), or until a failure that another consumer cannot mend (thrown). */
   private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopping) {
-      try {
-        const consumer = await this.openConsumer();
-        failures = 0;
-        this.lastFailure = undefined;
-        await this.pullFrom(consumer);
-      } catch (err) {
+    try {
+      await retry(() => this.readOnce(), {
+        backoff: this.backoff,
+        stopped: () => this.stopping,
         // A handler's failure ends the reader even during close(); anything else then is close() at work.
-        const error =
-          err instanceof HandlerFailure || !this.stopping ? fatalError(err, this.settings.stream) : undefined;
-        if (error !== undefined) {
-          await this.dropConsumer();
-          throw error;
-        }
-        if (!this.stopping) this.lastFailure = replicaErrorOf(err, `reading stream ${this.settings.stream}`);
-        failures++;
-      }
-      if (!this.stopping && this.nc.isClosed())
+        retryable: (err) => !(err instanceof HandlerFailure) && (this.stopping || !isFatal(err, this.settings.stream)),
+        onRetry: (err) => {
+          this.lastFailure = replicaErrorOf(err, `reading stream ${this.settings.stream}`);
+          if (this.nc.isClosed()) throw new ConnectionClosed();
+        },
+      });
+    } catch (err) {
+      if (err instanceof ConnectionClosed)
         throw new ReplicaError('CLOSED', 'the NATS connection was closed under the reader');
+      throw err instanceof HandlerFailure ? err.error : replicaErrorOf(err, `reading stream ${this.settings.stream}`);
+    }
+  }
+
+  /** One server-side consumer, pulled from until close() or a failure; removed after (if NATS answers). */
+  private async readOnce(): Promise<void> {
+    try {
+      const consumer = await this.openConsumer();
+      this.backoff.reset();
+      this.lastFailure = undefined;
+      await this.pullFrom(consumer);
+    } finally {
       await this.dropConsumer();
-      if (!this.stopping && failures > 0)
-        await this.pause.sleep(Math.min(RETRY_MIN_MS * 2 ** (failures - 1), RETRY_MAX_MS));
     }
   }
 
@@ -362,9 +367,10 @@ class HandlerFailure {
   constructor(readonly error: unknown) {}
 }
 
-/** The error that ends the reader, or undefined for one worth another attempt (an outage, a lost consumer). */
-function fatalError(err: unknown, stream: string): unknown {
-  if (err instanceof HandlerFailure) return err.error;
-  const mapped = replicaErrorOf(err, `reading stream ${stream}`);
-  return FATAL.has(mapped.code) ? mapped : undefined;
+/** The NATS connection found closed after a failure: the reader ends with CLOSED. */
+class ConnectionClosed {}
+
+/** Whether `err` ends the reader: the stream cannot be followed from here on, whatever is retried. */
+function isFatal(err: unknown, stream: string): boolean {
+  return FATAL.has(replicaErrorOf(err, `reading stream ${stream}`).code);
 }

@@ -15,7 +15,7 @@ import { describeError, isReplicaError, ReplicaError, type ReplicaErrorCode } fr
 import type { LocalFollowerData } from '../follow/follower-open.js';
 import type { FollowerStatus } from '../follow/follower-options.js';
 import { connectToNats } from '../nats/connect.js';
-import { WakeablePause } from '../nats/pause.js';
+import { Backoff, retry } from '../nats/retry.js';
 import { followOnline, type OnlineReplica } from './online.js';
 import type { Replica, ReplicaOptions } from './replica-options.js';
 
@@ -49,7 +49,7 @@ export class OfflineReplica implements Replica {
   #lastError: string;
   #attempts = 1;
   readonly #since = new Date();
-  readonly #pause = new WakeablePause();
+  readonly #backoff = new Backoff(FIRST_PAUSE_MS, MAX_PAUSE_MS);
   #stopping = false;
   #closing: Promise<void> | undefined;
   readonly #connecting: Promise<void>;
@@ -101,7 +101,7 @@ export class OfflineReplica implements Replica {
    */
   close(): Promise<void> {
     this.#stopping = true;
-    this.#pause.wake();
+    this.#backoff.wake();
     this.#closing ??= this.#connecting.then(() =>
       this.#online === undefined ? this.map.close() : this.#online.close(),
     );
@@ -122,35 +122,37 @@ export class OfflineReplica implements Replica {
 
   /** Attempts until connected and followed, a failure that retrying cannot mend, or close. */
   async #connect(): Promise<void> {
-    let pause = FIRST_PAUSE_MS;
-    while (!this.#stopping) {
-      await this.#pause.sleep(pause);
-      if (this.#stopping) return;
-      pause = Math.min(pause * 2, MAX_PAUSE_MS);
-      this.#attempts++;
-      try {
-        const nc = await connectToNats({ servers: this.options.servers, timeout: ATTEMPT_MS });
-        if (this.#stopping) {
-          await nc.close();
-          return;
-        }
-        this.#online = await followOnline(nc, this.options, this.map);
-        this.options.log?.info(
-          { position: this.start.position, attempts: this.#attempts },
-          'connected to NATS: following the stream from the local position',
-        );
-        return;
-      } catch (err) {
-        if (!isReplicaError(err) || CANNOT_RESUME.has(err.code)) {
-          this.#failure = err as Error;
-          this.options.log?.warn(
-            { err: describeError(this.#failure) },
-            'the stream cannot be followed: serving the local data',
-          );
-          return;
-        }
-        this.#lastError = describeError(err);
-      }
+    try {
+      await retry(() => this.#attempt(), {
+        backoff: this.#backoff,
+        pauseFirst: true,
+        stopped: () => this.#stopping,
+        retryable: (err) => isReplicaError(err) && !CANNOT_RESUME.has(err.code),
+        onRetry: (err) => {
+          this.#lastError = describeError(err);
+        },
+      });
+    } catch (err) {
+      this.#failure = err as Error;
+      this.options.log?.warn(
+        { err: describeError(this.#failure) },
+        'the stream cannot be followed: serving the local data',
+      );
     }
+  }
+
+  /** One connection attempt, and the follower over the map once connected. */
+  async #attempt(): Promise<void> {
+    this.#attempts++;
+    const nc = await connectToNats({ servers: this.options.servers, timeout: ATTEMPT_MS });
+    if (this.#stopping) {
+      await nc.close();
+      return;
+    }
+    this.#online = await followOnline(nc, this.options, this.map);
+    this.options.log?.info(
+      { position: this.start.position, attempts: this.#attempts },
+      'connected to NATS: following the stream from the local position',
+    );
   }
 }

@@ -3,14 +3,8 @@
 // reader's consumer are killed with SIGKILL and started again. No acknowledged publish is lost or stored twice, the
 // stream's sequences have no hole, and the reader that ran through it all saw every sequence once, in order.
 
-import {
-  type ChangeConsumer,
-  ChangePublisher,
-  consumeChanges,
-  ensureChangeStream,
-  readStreamPosition,
-  setChange,
-} from '@heapless/replica';
+import { type ChangeConsumer, ChangePublisher, consumeChanges, ensureChangeStream, setChange } from '@heapless/replica';
+import { readStreamPosition } from '@heapless/replica/internal';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { expect, it } from 'vitest';
 import { type NatsNode, startNatsCluster } from './nats-server.js';

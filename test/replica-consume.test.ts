@@ -10,10 +10,10 @@ import {
   consumeChanges,
   ensureChangeStream,
   ReplicaError,
-  readStreamPosition,
   type StreamPosition,
   setChange,
 } from '@heapless/replica';
+import { readStreamPosition } from '@heapless/replica/internal';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { headers } from '@nats-io/nats-core';
 import { describe, expect, it } from 'vitest';

@@ -9,18 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAP_IMAGE_FILE, nativeStatus, OffHeapMap } from '@heapless/offheap';
 import {
-  addFollowerMeta,
   CheckpointStore,
   ensureChangeStream,
   Follower,
   type FollowerOptions,
-  META_CHECKPOINT,
-  META_POSITION,
-  openLocalFollowerData,
   publishMapCheckpoint,
   ReplicaError,
   readFollowerState,
 } from '@heapless/replica';
+import { addFollowerMeta, META_CHECKPOINT, META_POSITION, openLocalFollowerData } from '@heapless/replica/internal';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

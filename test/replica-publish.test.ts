@@ -5,15 +5,12 @@
 import {
   ChangePublisher,
   connectToNats,
-  decodeChanges,
   deleteChange,
   ensureChangeStream,
   ReplicaError,
-  readStreamPosition,
-  resumeFrom,
   setChange,
-  verifyChangeStream,
 } from '@heapless/replica';
+import { decodeChanges, readStreamPosition, resumeFrom, verifyChangeStream } from '@heapless/replica/internal';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { describe, expect, it } from 'vitest';

@@ -3,6 +3,9 @@
 // stopped with a typed error (after what came before) by a purge, a deleted message, a malformed message or
 // another schema; and close() leaves no consumer on the server.
 
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { headers } from '@nats-io/nats-core';
+import { describe, expect, it } from 'vitest';
 import {
   type ChangeConsumer,
   ChangePublisher,
@@ -12,13 +15,10 @@ import {
   ReplicaError,
   type StreamPosition,
   setChange,
-} from '@heapless/replica';
-import { readStreamPosition } from '@heapless/replica/internal';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { headers } from '@nats-io/nats-core';
-import { describe, expect, it } from 'vitest';
-import { startNatsServer } from './nats-server.js';
-import { gate, natsForTests, range, recorder, rejectionCode, retryUnavailable } from './replica-support.js';
+} from '../index.js';
+import { readStreamPosition } from '../internal.js';
+import { startNatsServer } from '../testing/nats-server.js';
+import { gate, natsForTests, range, recorder, rejectionCode, retryUnavailable } from '../testing/replica-support.js';
 
 const servers = natsForTests(startNatsServer);
 

@@ -8,6 +8,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAP_IMAGE_FILE, nativeStatus, OffHeapMap } from '@heapless/offheap';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { pack } from 'msgpackr';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   CheckpointStore,
   ensureChangeStream,
@@ -16,12 +19,8 @@ import {
   publishMapCheckpoint,
   ReplicaError,
   readFollowerState,
-} from '@heapless/replica';
-import { addFollowerMeta, META_CHECKPOINT, META_POSITION, openLocalFollowerData } from '@heapless/replica/internal';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { pack } from 'msgpackr';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startNatsServer } from './nats-server.js';
+} from '../index.js';
+import { addFollowerMeta, META_CHECKPOINT, META_POSITION, openLocalFollowerData } from '../internal.js';
 import {
   COUNTER_PREFIX,
   countApplications,
@@ -29,8 +28,9 @@ import {
   ModelWriter,
   mapHex,
   modelHex,
-} from './replica-follow-support.js';
-import { natsForTests, rejectionCode } from './replica-support.js';
+} from '../testing/follow-support.js';
+import { startNatsServer } from '../testing/nats-server.js';
+import { natsForTests, rejectionCode } from '../testing/replica-support.js';
 
 /** Writes of the two-follower case: 10,000 by default, HEAPLESS_REPLICA_WRITES=100000 for the size. */
 const WRITES = Number(process.env.HEAPLESS_REPLICA_WRITES ?? 10_000);

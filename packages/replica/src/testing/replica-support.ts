@@ -5,9 +5,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OffHeapMap } from '@heapless/offheap';
-import { type ChangeBatch, connectToNats, ReplicaError, type ReplicaErrorCode } from '@heapless/replica';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { type ChangeBatch, connectToNats, ReplicaError, type ReplicaErrorCode } from '../index.js';
 import type { NatsServers } from './nats-server.js';
 
 /**

@@ -3,9 +3,9 @@
 // changes touched it; plus comparisons of a follower's map with the model.
 
 import type { MapBatch, OffHeapMap } from '@heapless/offheap';
-import { type Change, type ChangeMessage, ChangePublisher, deleteChange, setChange } from '@heapless/replica';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { pack, unpack } from 'msgpackr';
+import { type Change, type ChangeMessage, ChangePublisher, deleteChange, setChange } from '../index.js';
 import { retryUnavailable } from './replica-support.js';
 
 /** The prefix of the per-key application counters a test follower adds in `onBatch`. */

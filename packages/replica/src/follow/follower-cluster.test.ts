@@ -5,12 +5,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChangePublisher, ensureChangeStream, Follower, setChange } from '@heapless/replica';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startNatsCluster } from './nats-server.js';
-import { countApplications, counters, ModelWriter, mapHex, modelHex } from './replica-follow-support.js';
-import { natsForTests, rejectionCode } from './replica-support.js';
+import { ChangePublisher, ensureChangeStream, Follower, setChange } from '../index.js';
+import { countApplications, counters, ModelWriter, mapHex, modelHex } from '../testing/follow-support.js';
+import { startNatsCluster } from '../testing/nats-server.js';
+import { natsForTests, rejectionCode } from '../testing/replica-support.js';
 
 const servers = natsForTests(() => startNatsCluster(3));
 let work: string;

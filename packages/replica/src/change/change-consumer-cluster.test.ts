@@ -3,12 +3,12 @@
 // reader's consumer are killed with SIGKILL and started again. No acknowledged publish is lost or stored twice, the
 // stream's sequences have no hole, and the reader that ran through it all saw every sequence once, in order.
 
-import { type ChangeConsumer, ChangePublisher, consumeChanges, ensureChangeStream, setChange } from '@heapless/replica';
-import { readStreamPosition } from '@heapless/replica/internal';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { expect, it } from 'vitest';
-import { type NatsNode, startNatsCluster } from './nats-server.js';
-import { natsForTests, range, recorder, retryUnavailable } from './replica-support.js';
+import { type ChangeConsumer, ChangePublisher, consumeChanges, ensureChangeStream, setChange } from '../index.js';
+import { readStreamPosition } from '../internal.js';
+import { type NatsNode, startNatsCluster } from '../testing/nats-server.js';
+import { natsForTests, range, recorder, retryUnavailable } from '../testing/replica-support.js';
 
 const servers = natsForTests(() => startNatsCluster(3));
 

@@ -2,20 +2,13 @@
 // purges, message ids that make a retried publish count once, the stored bytes as FORMAT.md says, and a publish
 // that fails with UNAVAILABLE within its timeout while the server is down.
 
-import {
-  ChangePublisher,
-  connectToNats,
-  deleteChange,
-  ensureChangeStream,
-  ReplicaError,
-  setChange,
-} from '@heapless/replica';
-import { decodeChanges, readStreamPosition, resumeFrom, verifyChangeStream } from '@heapless/replica/internal';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { describe, expect, it } from 'vitest';
-import { startNatsServer } from './nats-server.js';
-import { natsForTests, rejectionCode, retryUnavailable } from './replica-support.js';
+import { ChangePublisher, connectToNats, deleteChange, ensureChangeStream, ReplicaError, setChange } from '../index.js';
+import { decodeChanges, readStreamPosition, resumeFrom, verifyChangeStream } from '../internal.js';
+import { startNatsServer } from '../testing/nats-server.js';
+import { natsForTests, rejectionCode, retryUnavailable } from '../testing/replica-support.js';
 
 const servers = natsForTests(startNatsServer);
 

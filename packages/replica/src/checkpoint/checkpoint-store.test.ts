@@ -16,12 +16,12 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAP_IMAGE_FILE, nativeStatus, OffHeapMap, VerifiedImage } from '@heapless/offheap';
-import { CheckpointStore, ReplicaError } from '@heapless/replica';
 import { DiscardPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startNatsServer } from './nats-server.js';
-import { closedMap, dirContents, natsForTests, rejectionCode } from './replica-support.js';
+import { CheckpointStore, ReplicaError } from '../index.js';
+import { startNatsServer } from '../testing/nats-server.js';
+import { closedMap, dirContents, natsForTests, rejectionCode } from '../testing/replica-support.js';
 
 const servers = natsForTests(startNatsServer);
 let work: string;

@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAP_IMAGE_FILE, OffHeapMap } from '@heapless/offheap';
-import { CheckpointStore } from '@heapless/replica';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNatsServer } from './nats-server.js';
-import { closedMap, dirContents, natsForTests } from './replica-support.js';
+import { CheckpointStore } from '../index.js';
+import { startNatsServer } from '../testing/nats-server.js';
+import { closedMap, dirContents, natsForTests } from '../testing/replica-support.js';
 
 const servers = natsForTests(startNatsServer);
 let work: string;

@@ -9,6 +9,7 @@ import { type NatsConnection, nuid } from '@nats-io/nats-core';
 import { durationMs } from '../duration.js';
 import { ReplicaError } from '../errors.js';
 import { isUnavailable, replicaErrorOf } from '../nats/nats-errors.js';
+import { Backoff, retry } from '../nats/retry.js';
 import { type Change, encodeChanges } from './change-codec.js';
 import {
   type ChangeLimits,
@@ -70,6 +71,8 @@ export class ChangePublisher {
   private readonly timeoutMs: number;
   private readonly limits: ChangeLimits;
   private closed = false;
+  /** The fixed pause between two attempts of a publish (no wake: a publish ends by its deadline). */
+  private readonly retryPause = new Backoff(RETRY_PAUSE_MS, RETRY_PAUSE_MS);
 
   /** Throws INVALID_ARGUMENT for a bad stream name, subject, schema id, timeout or limit. */
   constructor(
@@ -98,24 +101,28 @@ export class ChangePublisher {
     this.checkSize(payload.length, msgId);
     const headers = changeHeaders(this.schema, msgId);
     const deadline = performance.now() + this.timeoutMs;
-    for (;;) {
-      const left = Math.ceil(deadline - performance.now());
-      try {
-        const ack = await this.js.publish(this.subject, payload, {
-          msgID: msgId,
-          headers,
-          timeout: Math.max(Math.min(left, ATTEMPT_TIMEOUT_MS), 1),
-          expect: { streamName: this.stream },
-        });
-        return { seq: ack.seq, duplicate: ack.duplicate, msgId };
-      } catch (err) {
-        const what = `publish ${msgId} to ${this.stream}`;
-        if (this.nc.isClosed()) throw new ReplicaError('CLOSED', `${what}: the connection is closed`, { cause: err });
-        const rest = deadline - performance.now();
-        const retry = isUnavailable(err) && !this.closed && rest > RETRY_PAUSE_MS;
-        if (!retry) throw replicaErrorOf(err, `${what} within ${this.timeoutMs} ms`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+    const what = `publish ${msgId} to ${this.stream}`;
+    try {
+      const ack = await retry(
+        () =>
+          this.js.publish(this.subject, payload, {
+            msgID: msgId,
+            headers,
+            timeout: Math.max(Math.min(Math.ceil(deadline - performance.now()), ATTEMPT_TIMEOUT_MS), 1),
+            expect: { streamName: this.stream },
+          }),
+        {
+          backoff: this.retryPause,
+          stopped: () => false,
+          retryable: (err) =>
+            isUnavailable(err) && !this.nc.isClosed() && !this.closed && deadline - performance.now() > RETRY_PAUSE_MS,
+        },
+      );
+      // Never undefined: nothing stops the loop but a success or a failure.
+      return { seq: ack!.seq, duplicate: ack!.duplicate, msgId };
+    } catch (err) {
+      if (this.nc.isClosed()) throw new ReplicaError('CLOSED', `${what}: the connection is closed`, { cause: err });
+      throw replicaErrorOf(err, `${what} within ${this.timeoutMs} ms`);
     }
   }
 

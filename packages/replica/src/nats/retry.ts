@@ -1,8 +1,9 @@
 /**
- * The one retry loop of the package: the reader getting a consumer again, the follower starting its reader again,
- * and a replica connecting in the background all call {@link retry} with their own {@link Backoff} (delays, cap),
- * their own test of what is worth another attempt, and their own report of a failure. A close stops the loop at
- * once: it is checked before each attempt and after each failure, and `wake()` cuts the pause short.
+ * The one retry loop of the package: a publish sent again while JetStream is unavailable, the reader getting a
+ * consumer again, the follower starting its reader again, and a replica connecting in the background all call
+ * {@link retry} with their own {@link Backoff} (delays, cap), their own test of what is worth another attempt, and
+ * their own report of a failure. A close stops the loop at once: `stopped` is checked before each attempt and
+ * after each failure, and `wake()` cuts the pause short.
  */
 import { WakeablePause } from './pause.js';
 

@@ -15,7 +15,7 @@ import { ChangePublisher, connectToNats, deleteChange, setChange } from '@heaple
 import { jetstreamManager } from '@nats-io/jetstream';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NatsServers, startNatsServer } from './nats-server.js';
+import { type NatsServers, startNatsServer } from '../packages/replica/src/testing/nats-server.js';
 import { type Child, cli, sample, startServe } from './serve-child.js';
 
 let nats: NatsServers;

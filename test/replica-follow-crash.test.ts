@@ -10,10 +10,16 @@ import { OffHeapMap } from '@heapless/offheap';
 import { CheckpointStore, ensureChangeStream, Follower, readFollowerState } from '@heapless/replica';
 import { unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  COUNTER_PREFIX,
+  countApplications,
+  ModelWriter,
+  mapHex,
+  modelHex,
+} from '../packages/replica/src/testing/follow-support.js';
+import { startNatsServer } from '../packages/replica/src/testing/nats-server.js';
+import { natsForTests } from '../packages/replica/src/testing/replica-support.js';
 import { runUntilKilled } from './kill-child.js';
-import { startNatsServer } from './nats-server.js';
-import { COUNTER_PREFIX, countApplications, ModelWriter, mapHex, modelHex } from './replica-follow-support.js';
-import { natsForTests } from './replica-support.js';
 
 const CHILD = new URL('./replica-follow-child.mjs', import.meta.url).pathname;
 const CYCLES = 8;

@@ -1,9 +1,9 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { describe, expect, it } from 'vitest';
-import { consumeChanges } from './change-consumer.js';
-import { ChangePublisher } from './change-publisher.js';
-import { readStreamPosition } from './change-stream.js';
-import { CheckpointStore } from './checkpoint-store.js';
+import { consumeChanges } from './change/change-consumer.js';
+import { ChangePublisher } from './change/change-publisher.js';
+import { readStreamPosition } from './change/change-stream.js';
+import { CheckpointStore } from './checkpoint/checkpoint-store.js';
 import { durationMs, MAX_TIMER_MS } from './duration.js';
 import { followerSettings } from './follow/follower-options.js';
 

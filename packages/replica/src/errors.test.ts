@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { decodeChanges } from './change-codec.js';
+import { decodeChanges } from './change/change-codec.js';
 import { REPLICA_ERRORS, ReplicaError, type ReplicaErrorCode } from './errors.js';
 
 describe('REPLICA_ERRORS', () => {

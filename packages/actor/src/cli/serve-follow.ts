@@ -1,27 +1,26 @@
 /**
- * The replica side of `heapless serve --follow`: connects to NATS and opens the follower (follow-online.ts), or,
- * when NATS cannot be reached at start, serves the local data until it can (follow-offline.ts); and gives the
- * server what it needs around it: the KV actor's write sink, `/healthz` and `/metrics` figures, and one close for
- * the follower, the publisher and the connection.
+ * `heapless serve --follow`: the server's map is a replica (`openReplica` of packages/replica, which follows the
+ * change stream, writes through it, and serves its local data while NATS cannot be reached). This file maps the
+ * flags to the replica's options and wires the replica into the server: the KV actor's write sink (replica errors
+ * as wire codes), the log, `/healthz` and `/metrics`.
  */
+import { HeaplessError } from '@heapless/client/protocol';
 import type { OffHeapMap } from '@heapless/offheap';
 import {
-  connectToNats,
-  describeError,
   type FollowerStart,
   type FollowerStatus,
   isReplicaError,
-  openLocalFollowerData,
-  ReplicaError,
+  openReplica,
+  type Replica,
+  type ReplicaOptions,
 } from '@heapless/replica';
 import type { FastifyBaseLogger } from 'fastify';
 import type { KvActorOptions } from '../kv/kv-actor.js';
+import type { SinkOp, WriteSink } from '../kv/write-sink.js';
 import type { Metrics } from '../server/metrics.js';
 import type { ServeArgs } from './cli-args.js';
 import type { FollowArgs } from './follow-args.js';
 import { EarlyLog } from './follow-log.js';
-import { OfflineFollowing } from './follow-offline.js';
-import { type FollowerSide, followOnline } from './follow-online.js';
 import { serveEngineOptions } from './serve-config.js';
 
 /** What a following server is made of; {@link close} ends all of it, the map included. */
@@ -43,48 +42,63 @@ export interface Following {
   close(): Promise<void>;
 }
 
+/** The replica options of a server's flags. */
+function replicaOptions(args: ServeArgs, follow: FollowArgs, log: ReplicaOptions['log']): ReplicaOptions {
+  return {
+    dir: args.data,
+    servers: follow.servers,
+    stream: follow.stream,
+    schema: follow.schema,
+    ...(follow.maxReplay === undefined ? {} : { maxReplay: follow.maxReplay }),
+    ...(follow.bucket === undefined ? {} : { bucket: follow.bucket }),
+    ...(follow.checkpointEvery === undefined ? {} : { checkpointEvery: follow.checkpointEvery }),
+    ...(follow.keepCheckpoints === undefined ? {} : { keepCheckpoints: follow.keepCheckpoints }),
+    writeTimeoutMs: follow.writeTimeoutMs,
+    map: { sync: args.sync, engine: serveEngineOptions(args.engine) },
+    ...(log === undefined ? {} : { log }),
+  };
+}
+
 /**
- * Opens the follower of `follow` in `args.data`. When NATS cannot be reached and `args.data` holds follower data
- * of the stream and schema, serves that and connects in the background. Throws UNAVAILABLE ("could not connect
- * ...") when NATS cannot be reached and there is no such data, the follower's other errors (ReplicaError) and the
- * map's.
+ * Opens the replica of `follow` in `args.data` (see `openReplica`). Throws as it does: UNAVAILABLE ("could not
+ * connect ...") when NATS cannot be reached and there is no follower data of the stream and schema, the
+ * follower's other errors (ReplicaError) and the map's.
  */
 export async function openFollowing(args: ServeArgs, follow: FollowArgs): Promise<Following> {
   const log = new EarlyLog(args.logLevel);
-  let nc: Awaited<ReturnType<typeof connectToNats>>;
-  try {
-    nc = await connectToNats({ servers: follow.servers });
-  } catch (err) {
-    if (!isReplicaError(err, 'UNAVAILABLE')) throw err;
-    const local = await openLocalFollowerData({
-      dir: args.data,
-      stream: follow.stream,
-      schema: follow.schema,
-      map: { sync: args.sync, engine: serveEngineOptions(args.engine) },
-    }).catch((e: unknown) => {
-      throw isReplicaError(e, 'UNAVAILABLE') ? new ReplicaError('UNAVAILABLE', `${err.message}; ${e.message}`) : e;
-    });
-    log.warn(
-      { err: describeError(err), position: local.start.position },
-      'NATS unreachable at start: serving the local data, connecting in the background',
-    );
-    return following(new OfflineFollowing(local, args, follow, log, err), log);
-  }
-  return following(await followOnline(nc, args, follow, log), log);
-}
-
-function following(side: FollowerSide, log: EarlyLog): Following {
-  const close = () => side.close();
+  const replica = await openReplica(replicaOptions(args, follow, log));
+  const close = () => replica.close();
   return {
-    map: side.map,
-    start: side.start,
-    kvOptions: { writeSink: side.sink, close },
+    map: replica.map,
+    start: replica.start,
+    kvOptions: { writeSink: writeSink(replica), close },
     attachLog: (target) => log.attach(target),
-    addMetrics: (metrics) => addFollowerMetrics(metrics, () => side.status()),
-    health: () => ({ follower: side.status() }),
-    waitCaughtUp: () => side.waitCaughtUp(),
+    addMetrics: (metrics) => addFollowerMetrics(metrics, () => replica.status()),
+    health: () => ({ follower: replica.status() }),
+    waitCaughtUp: () => replica.waitCaughtUp(),
     close,
   };
+}
+
+/** The KV actor's writes through the replica, its errors as the codes a client sees. */
+function writeSink(replica: Replica): WriteSink {
+  return {
+    maxOps: replica.maxChanges,
+    write: (ops: readonly SinkOp[]) =>
+      replica.write(ops).catch((err: unknown) => {
+        throw wireError(err);
+      }),
+  };
+}
+
+/** A replica's write error as the wire's: BATCH_TOO_LARGE for a write no message holds, else its code or UNAVAILABLE. */
+function wireError(err: unknown): HeaplessError {
+  const message = err instanceof Error ? err.message : String(err);
+  if (isReplicaError(err, 'MESSAGE_TOO_LARGE') || isReplicaError(err, 'TOO_MANY_CHANGES'))
+    return new HeaplessError('BATCH_TOO_LARGE', message, { cause: err });
+  if (isReplicaError(err, 'KEY_TOO_LARGE')) return new HeaplessError('KEY_TOO_LARGE', message, { cause: err });
+  if (isReplicaError(err, 'VALUE_TOO_LARGE')) return new HeaplessError('VALUE_TOO_LARGE', message, { cause: err });
+  return new HeaplessError('UNAVAILABLE', message, { cause: err });
 }
 
 function addFollowerMetrics(metrics: Metrics, status: () => FollowerStatus): void {

@@ -6,8 +6,8 @@
  * is (the `localMap` option).
  */
 import type { OffHeapMap } from '@heapless/offheap';
-import { assertResumable, readStreamPosition, type StreamPosition } from '../change-stream.js';
-import type { CheckpointStore, CheckpointSummary } from '../checkpoint-store.js';
+import { assertResumable, readStreamPosition, type StreamPosition } from '../change/change-stream.js';
+import type { CheckpointStore, CheckpointSummary } from '../checkpoint/checkpoint-store.js';
 import { isReplicaError, ReplicaError } from '../errors.js';
 import { type FollowerState, readFollowerState } from './follower-meta.js';
 import type { FollowerOptions, FollowerSettings, FollowerStart } from './follower-options.js';

@@ -3,9 +3,9 @@
  */
 import type { MapBatch, OffHeapMap } from '@heapless/offheap';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { checkName, checkSchemaId } from '../change-format.js';
-import type { ChangeMessage } from '../change-message.js';
-import type { CheckpointStore } from '../checkpoint-store.js';
+import { checkName, checkSchemaId } from '../change/change-format.js';
+import type { ChangeMessage } from '../change/change-message.js';
+import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
 import { durationMs } from '../duration.js';
 import { ReplicaError } from '../errors.js';
 import type { MapOpenOptions } from './local-data.js';

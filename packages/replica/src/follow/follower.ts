@@ -11,11 +11,11 @@
  */
 import { join } from 'node:path';
 import { MAP_IMAGE_FILE, type OffHeapMap } from '@heapless/offheap';
-import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change-consumer.js';
-import { readStreamPosition, type StreamPosition } from '../change-stream.js';
+import { type ChangeBatch, type ChangeConsumer, consumeChanges } from '../change/change-consumer.js';
+import { readStreamPosition, type StreamPosition } from '../change/change-stream.js';
 import { durationMs } from '../duration.js';
 import { describeError, isReplicaError, ReplicaError } from '../errors.js';
-import { WakeablePause } from '../pause.js';
+import { Backoff, retry } from '../nats/retry.js';
 import { addFollowerMeta } from './follower-meta.js';
 import { openFollowerData } from './follower-open.js';
 import {
@@ -67,12 +67,13 @@ export class Follower {
   private rateWindow: { at: number; applied: number }[] = [];
   private lastCheckpointAt: number;
   private checkpointing: Promise<unknown> | undefined;
-  /** The retry of a checkpoint whose publish failed, and the delay of the next one (doubles up to a limit). */
+  /** The retry of a checkpoint whose publish failed, and the delays of the next ones (doubling up to a limit). */
   private checkpointRetry: NodeJS.Timeout | undefined;
-  private checkpointRetryMs = CHECKPOINT_RETRY_FIRST_MS;
+  private readonly checkpointDelays = new Backoff(CHECKPOINT_RETRY_FIRST_MS, CHECKPOINT_RETRY_MAX_MS);
   /** The request for the stream's end after an open that could not ask for it (awaited by close). */
   private learning: Promise<void> | undefined;
-  private readonly pause = new WakeablePause();
+  /** The pause before the reader is started again: a fixed one. */
+  private readonly restarts = new Backoff(RESTART_PAUSE_MS, RESTART_PAUSE_MS);
   /** Whether the NATS connection is up now (its status events), so that an outage shows before a pull notices. */
   private connected = true;
   private readonly statusEvents: AsyncIterable<{ type: string }> & { stop?: () => void };
@@ -227,7 +228,7 @@ export class Follower {
     }
     this.stopping = true;
     this.statusEvents.stop?.();
-    this.pause.wake();
+    this.restarts.wake();
     clearTimeout(this.checkpointRetry);
     await this.consumer?.close();
     await this.running;
@@ -279,34 +280,35 @@ export class Follower {
 
   /** Reads the stream until close or a failure that retrying cannot mend. */
   private async run(): Promise<void> {
-    while (!this.stopping && this.failed === undefined) {
-      try {
-        const known = this.streamAtOpen;
-        this.streamAtOpen = undefined;
-        this.consumer = await consumeChanges(this.options.nc, {
-          stream: this.options.stream,
-          after: this.appliedNow,
-          ...(known === undefined ? {} : { streamPosition: known }),
-          schema: this.options.schema,
-          handler: (batch) => this.exclusive(() => this.apply(batch)),
-          maxBatchMessages: this.options.maxBatchMessages,
-          ...(this.options.fetchExpiresMs === undefined ? {} : { fetchExpiresMs: this.options.fetchExpiresMs }),
-        });
-        if (this.stopping) await this.consumer.close();
-        // Opened while NATS was unreachable: the lag is unknown until the stream says where it ends.
-        if (this.newestSeen === undefined) this.learning ??= this.learnStreamEnd();
-        await this.consumer.done;
-      } catch (err) {
-        if (this.stopping) break;
-        if (isReplicaError(err, 'UNAVAILABLE')) {
-          this.options.log?.warn({ err: describeError(err) }, 'NATS unreachable: retrying');
-          await this.pause.sleep(RESTART_PAUSE_MS);
-          continue;
-        }
-        this.fail(err);
-        return;
-      }
+    try {
+      await retry(() => this.consume(), {
+        backoff: this.restarts,
+        stopped: () => this.stopping || this.failed !== undefined,
+        retryable: (err) => isReplicaError(err, 'UNAVAILABLE'),
+        onRetry: (err) => this.options.log?.warn({ err: describeError(err) }, 'NATS unreachable: retrying'),
+      });
+    } catch (err) {
+      this.fail(err); // a no-op once stopping
     }
+  }
+
+  /** One reader, from the position applied, until it ends (close, or a failure: thrown). */
+  private async consume(): Promise<void> {
+    const known = this.streamAtOpen;
+    this.streamAtOpen = undefined;
+    this.consumer = await consumeChanges(this.options.nc, {
+      stream: this.options.stream,
+      after: this.appliedNow,
+      ...(known === undefined ? {} : { streamPosition: known }),
+      schema: this.options.schema,
+      handler: (batch) => this.exclusive(() => this.apply(batch)),
+      maxBatchMessages: this.options.maxBatchMessages,
+      ...(this.options.fetchExpiresMs === undefined ? {} : { fetchExpiresMs: this.options.fetchExpiresMs }),
+    });
+    if (this.stopping) await this.consumer.close();
+    // Opened while NATS was unreachable: the lag is unknown until the stream says where it ends.
+    if (this.newestSeen === undefined) this.learning ??= this.learnStreamEnd();
+    await this.consumer.done;
   }
 
   /**
@@ -369,7 +371,7 @@ export class Follower {
     this.checkpointing = this.publishCheckpoint()
       .then(
         (p) => {
-          this.checkpointRetryMs = CHECKPOINT_RETRY_FIRST_MS;
+          this.checkpointDelays.reset();
           this.options.log?.info(
             { id: p.manifest.id, position: p.manifest.position, bytes: p.manifest.totalBytes, pruned: p.pruned },
             'checkpoint published',
@@ -378,8 +380,7 @@ export class Follower {
         (err: unknown) => {
           // Still owed: tried again after a delay, not after N more messages (which may never come).
           this.lastCheckpointAt = before;
-          const delay = this.checkpointRetryMs;
-          this.checkpointRetryMs = Math.min(delay * 2, CHECKPOINT_RETRY_MAX_MS);
+          const delay = this.checkpointDelays.next();
           this.options.log?.warn({ err: describeError(err), retryMs: delay }, 'checkpoint not published');
           if (this.stopping) return;
           this.checkpointRetry = setTimeout(() => {

@@ -9,8 +9,8 @@ import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promis
 import { basename, dirname, join, resolve } from 'node:path';
 import { MAP_IMAGE_FILE, OffHeapMap, type OffHeapMapOpenOptions } from '@heapless/offheap';
 import { nuid } from '@nats-io/nats-core';
-import type { CheckpointManifest } from '../checkpoint-manifest.js';
-import type { CheckpointStore, CheckpointSummary } from '../checkpoint-store.js';
+import type { CheckpointManifest } from '../checkpoint/checkpoint-manifest.js';
+import type { CheckpointStore, CheckpointSummary } from '../checkpoint/checkpoint-store.js';
 import { ReplicaError } from '../errors.js';
 import { META_CHECKPOINT, metaText, readFollowerState } from './follower-meta.js';
 

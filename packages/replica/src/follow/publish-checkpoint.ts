@@ -5,8 +5,8 @@
  */
 import { rm } from 'node:fs/promises';
 import type { OffHeapMap } from '@heapless/offheap';
-import type { CheckpointManifest } from '../checkpoint-manifest.js';
-import type { CheckpointStore } from '../checkpoint-store.js';
+import type { CheckpointManifest } from '../checkpoint/checkpoint-manifest.js';
+import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
 import { ReplicaError } from '../errors.js';
 import { readFollowerState } from './follower-meta.js';
 import { siblingDir } from './local-data.js';

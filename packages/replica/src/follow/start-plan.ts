@@ -4,7 +4,7 @@
  * the newest checkpoint of the schema, or, with none, by replaying the stream from its start. A pure function of
  * what is known at start, so that every case is a line of a table test.
  */
-import { resumeFrom, type StreamPosition } from '../change-stream.js';
+import { resumeFrom, type StreamPosition } from '../change/change-stream.js';
 import { ReplicaError } from '../errors.js';
 import type { FollowerState } from './follower-meta.js';
 

@@ -1,5 +1,5 @@
 /**
- * `batch`: writes of 1,000 records as one atomic batch against the same 1,000 written one by one (issue 15), through
+ * `batch`: writes of 1,000 records as one atomic batch against the same 1,000 written one by one, through
  * a persisted OffHeapMap in this process and through `heapless serve` over one WebSocket. Light module: the parent
  * reads it; the map, the client and the server load in the child.
  */

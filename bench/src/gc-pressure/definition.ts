@@ -1,5 +1,5 @@
 /**
- * `gc-pressure` (issue 4, seed 003): what holding N users costs the JS heap and the garbage collector, per system.
+ * `gc-pressure`: what holding N users costs the JS heap and the garbage collector, per system.
  * Light module: the parent reads it; the workload and the stores load in the child.
  */
 import type { BenchmarkDefinition } from '../harness/benchmark.js';

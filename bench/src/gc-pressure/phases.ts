@@ -2,7 +2,7 @@
  * The phases of `gc-pressure`, in order, all on one store:
  *
  * - `load`: N `set`s of new users (`user:<i>` → `{ id, name, email, age, friends[3] }`); ops/s, the longest single
- *   `set` as the caller saw it (issue 4: index growth must never stall a caller for long), and the GC pauses seen
+ *   `set` as the caller saw it (index growth must never stall a caller for long), and the GC pauses seen
  *   while loading (count, total, longest). Then two forced collections settle the heap, and the memory of the
  *   process is read (heap used, external, array buffers, RSS), and one more forced full GC is timed.
  * - `get`: N gets of random users, decoded to objects (a field is read so nothing is optimized away).

@@ -1,5 +1,5 @@
 /**
- * `replica` (issue 16, seed 004): the floors of a follower's start, on a nats-server this benchmark starts itself
+ * `replica`: the floors of a follower's start, on a nats-server this benchmark starts itself
  * (JetStream, file storage, loopback). `consume`: N change messages of ~500 bytes read from the stream with an empty
  * handler, msgs/s. `download`: a checkpoint of N × 500 bytes fetched from the JetStream object store, MB/s.
  * Systems: `replica` (@heapless/replica: the ordered reader, which also decodes and checks every message; the

@@ -1,5 +1,5 @@
 /**
- * The `start` phase of the `follower` system (issue 16's start-up story, seed 004), all in one process and one
+ * The `start` phase of the `follower` system (each way a follower can start), all in one process and one
  * nats-server so that every ratio is of one run:
  *
  * - data (not timed): a stream of 0.99 N messages of ~500 B; a follower replays it and publishes its checkpoint;

@@ -1,5 +1,5 @@
 /**
- * `server`: heapless serve over the network against what a user would run instead (issue 6, seed 003). Light module:
+ * `server`: heapless serve over the network against what a user would run instead. Light module:
  * the parent reads it; the clients and servers load in the child. Phases: `kv` (get/set at depths 1, 16, 1000),
  * `http` (GET /v1/kv/:key with autocannon), `scan` (heapless only: ordered pages, and gets beside a full scan). See
  * bench/README.md for the cases and anchors.

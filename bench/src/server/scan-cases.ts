@@ -1,6 +1,7 @@
 /**
  * The `scan` phase of `heapless`: what one ordered page costs among N keys, and what a client paging through the
- * whole keyspace costs every other client (issue 11, item 1). Over the typed client, one WebSocket per role.
+ * whole keyspace costs every other client (a full scan must not starve the others). Over the typed client, one
+ * WebSocket per role.
  *
  * - `scan page, after a random key`: `scan({ cursor: <random key>, limit: 100 })`, the round trip of one page.
  * - `scan page, prefix of 1,000 keys`: `scan({ prefix: 'key:<9 digits>', limit: 100 })`, the first page of a prefix

@@ -1,5 +1,5 @@
 /**
- * `startup` (issue 4, seed 004): how long a restarted service takes to hold its N records again, from local disk.
+ * `startup`: how long a restarted service takes to hold its N records again, from local disk.
  * Systems: `offheap-map` (heapless, loading its map image), `offheap-scan` (heapless with `image: false`: the map
  * rebuilt by one scan of the engine), `offheap-crash` (heapless after kill -9 of a running map: its periodic image
  * plus the WAL after it), `offheap-checkpoint` (a live checkpoint's time and writer pause, then the copy's open),

@@ -1,6 +1,6 @@
 /**
  * `watch`: a writer of pipelined `set`s through `heapless serve` while 0, 1 and 100 watchers (each its own WebSocket,
- * in a process of their own) watch every key (issue 15): the changes/s delivered, and the writer's throughput with
+ * in a process of their own) watch every key: the changes/s delivered, and the writer's throughput with
  * watchers against without (goal: at least 0.8×). Light module: the parent reads it.
  */
 import type { BenchmarkDefinition } from '../harness/benchmark.js';

@@ -26,7 +26,7 @@ const DEPTH = 1000;
 const WINDOW_MS = 2000;
 /** Rounds after the warm-up one; each runs every watcher count once. */
 const ROUNDS = 3;
-/** The watcher counts issue 15 asks about, and none. */
+/** No watcher (the baseline), one, and many watchers. */
 const COUNTS = [0, 1, 100] as const;
 /** The longest wait for the watchers to have a window's last change. */
 const CATCH_UP_TIMEOUT_MS = 120_000;

@@ -11,7 +11,6 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { OffHeapMap } from '@heapless/offheap';
 import {
   CheckpointStore,
@@ -20,19 +19,35 @@ import {
   ReplicaError,
   readFollowerState,
 } from '@heapless/replica';
-import { ActorError } from '../errors.js';
+import { type FlagGroup, groupsUsage, parseFlags, usageError } from './flags.js';
 import { copyEngineReadOnly } from './read-only-copy.js';
 
-export const CHECKPOINT_USAGE = `Usage: heapless checkpoint publish --data DIR --nats URL --bucket B [--keep N]
+const PUBLISH_OPTIONS = {
+  title: `Usage: heapless checkpoint publish --data DIR --nats URL --bucket B [--keep N]
 
 Publishes a follower's data directory as a checkpoint in the JetStream object store bucket B, at
 the stream position stored in it. DIR may be in use by a running server: it is only read (the
-state it had at one moment), into a copy beside it (DIR.publish-XXXXXX, removed after):
-  --data DIR     the data directory (it must hold the follower metadata: position, schema)
-  --nats URL     nats://HOST:PORT (repeat for a cluster's nodes)
-  --bucket B     the object store bucket (created if missing)
-  --keep N       checkpoints of the schema and stream kept (default 3)
-`;
+state it had at one moment), into a copy beside it (DIR.publish-XXXXXX, removed after):`,
+  column: 15,
+  flags: {
+    data: {
+      type: 'string',
+      arg: 'DIR',
+      help: ['the data directory (it must hold the follower metadata: position, schema)'],
+    },
+    nats: { type: 'strings', arg: 'URL', help: ["nats://HOST:PORT (repeat for a cluster's nodes)"] },
+    bucket: { type: 'string', arg: 'B', help: ['the object store bucket (created if missing)'] },
+    keep: {
+      type: 'integer',
+      min: 1,
+      default: 3,
+      arg: 'N',
+      help: ['checkpoints of the schema and stream kept (default 3)'],
+    },
+  },
+} as const satisfies FlagGroup;
+
+export const CHECKPOINT_USAGE = groupsUsage([PUBLISH_OPTIONS]);
 
 /** `heapless checkpoint ...` as parsed. */
 export interface CheckpointArgs {
@@ -44,43 +59,15 @@ export interface CheckpointArgs {
 
 /** Parses `argv` (after `checkpoint`). Throws HEAPLESS_ERR_USAGE. */
 export function parseCheckpointArgs(argv: readonly string[]): CheckpointArgs {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (e) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', (e as Error).message, { cause: e });
-  }
-  const { values, positionals } = parsed;
+  const parsed = parseFlags(PUBLISH_OPTIONS.flags, argv);
+  const { positionals, given } = parsed;
   if (positionals[0] !== 'publish' || positionals.length !== 1)
-    throw new ActorError('HEAPLESS_ERR_USAGE', `unknown checkpoint command ${positionals.join(' ') || '(none)'}`);
-  const need = (name: string, v: string | undefined) => {
-    if (v === undefined) throw new ActorError('HEAPLESS_ERR_USAGE', `checkpoint publish needs --${name}`);
-    return v;
-  };
-  const keep = values.keep ?? '3';
-  if (!/^[1-9]\d*$/.test(keep) || !Number.isSafeInteger(Number(keep)))
-    throw new ActorError('HEAPLESS_ERR_USAGE', `--keep must be an integer >= 1, got ${keep}`);
-  if (values.nats === undefined) need('nats', undefined);
-  return {
-    data: need('data', values.data),
-    servers: values.nats!,
-    bucket: need('bucket', values.bucket),
-    keep: Number(keep),
-  };
-}
-
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      data: { type: 'string' },
-      nats: { type: 'string', multiple: true },
-      bucket: { type: 'string' },
-      keep: { type: 'string' },
-    },
-  });
+    throw usageError(`unknown checkpoint command ${positionals.join(' ') || '(none)'}`);
+  const values = parsed.values();
+  for (const name of ['nats', 'data', 'bucket'] as const) {
+    if (!given.has(name)) throw usageError(`checkpoint publish needs --${name}`);
+  }
+  return { data: values.data!, servers: values.nats, bucket: values.bucket!, keep: values.keep };
 }
 
 /**

@@ -1,5 +1,4 @@
-import { parseArgs } from 'node:util';
-import { ActorError } from '../errors.js';
+import { type FlagGroup, groupsUsage, parseFlags, usageError } from './flags.js';
 
 /** The subcommands of `heapless engine` (LevelDB's `ldb` and RocksDB's `sst_dump`, for one engine directory). */
 export type EngineSubcommand = 'stats' | 'dump' | 'verify' | 'compact' | 'repair' | 'checkpoint';
@@ -33,6 +32,33 @@ export interface EngineArgs {
   create: boolean;
 }
 
+/** The options of `heapless engine` (`--help` is answered before they are read). */
+const ENGINE_OPTIONS = {
+  title: 'Options:',
+  column: 23,
+  flags: {
+    json: { type: 'boolean', help: ['print JSON (dump: one JSON object per line) instead of text'] },
+    progress: { type: 'boolean', help: ['progress on stderr (default when stderr is a terminal)'] },
+    start: {
+      type: 'string',
+      arg: 'KEY',
+      help: ["dump: from KEY (included; in a map's directory, a key of the map)"],
+    },
+    end: { type: 'string', arg: 'KEY', help: ['dump: up to KEY (excluded)'] },
+    hex: { type: 'boolean', help: ['dump: --start and --end are hex (6869 for "hi"), for keys that are not text'] },
+    limit: { type: 'integer', min: 0, arg: 'N', help: ['dump: at most N entries'] },
+    meta: {
+      type: 'boolean',
+      help: ["dump: a map's metadata (named values, the map's own keys) instead of its records"],
+    },
+    raw: { type: 'boolean', help: ["dump: the engine's keys as they are, even in a map's directory"] },
+    create: { type: 'boolean', help: ['repair: make an empty database where there is none'] },
+  },
+} as const satisfies FlagGroup;
+
+/** The options only `dump` takes. */
+const DUMP_ONLY = ['start', 'end', 'limit', 'hex', 'meta', 'raw'] as const;
+
 export const ENGINE_USAGE = `Usage: heapless engine <command> DIR [options]
 
 Commands (DIR is an engine directory; stats, dump and verify read one a running server holds open, the others
@@ -48,73 +74,47 @@ refuse it with LOCKED):
                          files (CURRENT, MANIFEST-*, *.log, *.sst) unless given --create
   checkpoint DIR TARGET  write a consistent, openable copy of DIR into TARGET (new or empty, not inside DIR)
 
-Options:
-  --json                 print JSON (dump: one JSON object per line) instead of text
-  --progress             progress on stderr (default when stderr is a terminal)
-  --start KEY            dump: from KEY (included; in a map's directory, a key of the map)
-  --end KEY              dump: up to KEY (excluded)
-  --hex                  dump: --start and --end are hex (6869 for "hi"), for keys that are not text
-  --limit N              dump: at most N entries
-  --meta                 dump: a map's metadata (named values, the map's own keys) instead of its records
-  --raw                  dump: the engine's keys as they are, even in a map's directory
-  --create               repair: make an empty database where there is none
-
+${groupsUsage([ENGINE_OPTIONS])}
 Exit status: 0 on success, 1 with "heapless: CODE: message" on stderr on failure (verify: when a file is damaged),
 2 for a bad command line.
 `;
 
 /** Parses the arguments after `engine`. Throws ActorError HEAPLESS_ERR_USAGE naming what is wrong. */
 export function parseEngineArgs(argv: readonly string[], stderrIsTty: boolean): EngineArgs {
-  let parsed: ReturnType<typeof parseOptions>;
-  try {
-    parsed = parseOptions(argv);
-  } catch (e) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', (e as Error).message, { cause: e });
-  }
-  const { values, positionals } = parsed;
+  const parsed = parseFlags(ENGINE_OPTIONS.flags, argv);
+  const { positionals, given } = parsed;
   const [sub, dir, target, ...rest] = positionals;
-  if (sub === undefined) throw new ActorError('HEAPLESS_ERR_USAGE', 'heapless engine needs a command');
+  if (sub === undefined) throw usageError('heapless engine needs a command');
   if (!SUBCOMMANDS.includes(sub as EngineSubcommand)) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', `unknown engine command ${sub} (one of ${SUBCOMMANDS.join(', ')})`);
+    throw usageError(`unknown engine command ${sub} (one of ${SUBCOMMANDS.join(', ')})`);
   }
-  if (dir === undefined) throw new ActorError('HEAPLESS_ERR_USAGE', `heapless engine ${sub} needs a directory`);
+  if (dir === undefined) throw usageError(`heapless engine ${sub} needs a directory`);
   if (sub === 'checkpoint' && target === undefined) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', 'heapless engine checkpoint needs a target directory');
+    throw usageError('heapless engine checkpoint needs a target directory');
   }
   const extra = sub === 'checkpoint' ? rest[0] : (target ?? rest[0]);
-  if (extra !== undefined) throw new ActorError('HEAPLESS_ERR_USAGE', `unexpected argument ${extra}`);
-  if (sub !== 'repair' && values.create !== undefined) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', '--create is an option of repair');
-  }
+  if (extra !== undefined) throw usageError(`unexpected argument ${extra}`);
+  if (sub !== 'repair' && given.has('create')) throw usageError('--create is an option of repair');
   if (sub !== 'dump') {
-    for (const name of ['start', 'end', 'limit', 'hex', 'meta', 'raw'] as const) {
-      if (values[name] !== undefined) throw new ActorError('HEAPLESS_ERR_USAGE', `--${name} is an option of dump`);
-    }
+    for (const name of DUMP_ONLY) if (given.has(name)) throw usageError(`--${name} is an option of dump`);
   }
+  const values = parsed.values();
   if (values.meta && (values.start !== undefined || values.end !== undefined || values.raw)) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', "--meta lists all of a map's metadata: no --start, --end or --raw");
-  }
-  const hex = values.hex ?? false;
-  let limit: number | undefined;
-  if (values.limit !== undefined) {
-    if (!/^\d+$/.test(values.limit) || !Number.isSafeInteger(Number(values.limit))) {
-      throw new ActorError('HEAPLESS_ERR_USAGE', `--limit must be an integer >= 0, got ${values.limit}`);
-    }
-    limit = Number(values.limit);
+    throw usageError("--meta lists all of a map's metadata: no --start, --end or --raw");
   }
   return {
     command: 'engine',
     sub: sub as EngineSubcommand,
     dir,
     target: sub === 'checkpoint' ? target : undefined,
-    json: values.json ?? false,
-    progress: values.progress ?? stderrIsTty,
-    start: keyBound('start', values.start, hex),
-    end: keyBound('end', values.end, hex),
-    limit,
-    meta: values.meta ?? false,
-    raw: values.raw ?? false,
-    create: values.create ?? false,
+    json: values.json,
+    progress: given.has('progress') || stderrIsTty,
+    start: keyBound('start', values.start, values.hex),
+    end: keyBound('end', values.end, values.hex),
+    limit: values.limit,
+    meta: values.meta,
+    raw: values.raw,
+    create: values.create,
   };
 }
 
@@ -123,26 +123,7 @@ function keyBound(name: string, value: string | undefined, hex: boolean): Uint8A
   if (value === undefined) return undefined;
   if (!hex) return Buffer.from(value, 'utf8');
   if (!/^(?:[0-9a-fA-F]{2})*$/.test(value)) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', `--${name} with --hex: an even number of hex digits, got ${value}`);
+    throw usageError(`--${name} with --hex: an even number of hex digits, got ${value}`);
   }
   return Buffer.from(value, 'hex');
-}
-
-function parseOptions(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      json: { type: 'boolean' },
-      progress: { type: 'boolean' },
-      start: { type: 'string' },
-      end: { type: 'string' },
-      limit: { type: 'string' },
-      hex: { type: 'boolean' },
-      meta: { type: 'boolean' },
-      raw: { type: 'boolean' },
-      create: { type: 'boolean' },
-    },
-  });
 }

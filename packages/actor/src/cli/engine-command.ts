@@ -12,14 +12,9 @@
  * fails leaves no file behind (repair keeps in lost/ whatever it replaces).
  */
 import { Engine, repairDatabase, type TableInfo, verifyDatabase } from '@heapless/engine';
+import type { CommandIo } from './command-io.js';
 import type { EngineArgs } from './engine-args.js';
 import { dumpEntries } from './engine-dump.js';
-
-/** Where a subcommand writes. */
-export interface CommandIo {
-  out(text: string): void;
-  err(text: string): void;
-}
 
 /** JSON with byte arrays (table key ranges) as hex strings. */
 export function toJson(value: unknown): string {

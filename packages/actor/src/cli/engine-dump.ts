@@ -6,8 +6,8 @@
  */
 import type { Engine } from '@heapless/engine';
 import { ActorError } from '../errors.js';
+import type { CommandIo } from './command-io.js';
 import type { EngineArgs } from './engine-args.js';
-import type { CommandIo } from './engine-command.js';
 
 const PROGRESS_EVERY = 100_000;
 const utf8 = new TextDecoder('utf-8', { fatal: true });

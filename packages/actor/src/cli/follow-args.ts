@@ -2,9 +2,8 @@
  * `heapless serve --follow`'s flags: the server follows a change stream on NATS JetStream (packages/replica) into
  * its map, and sends its writes through that stream.
  */
-import { ActorError } from '../errors.js';
 import { MAX_TIMER_MS } from '../server/publish-options.js';
-import { integerFlag } from './serve-config.js';
+import { type FlagGroup, type FlagValues, usageError } from './flags.js';
 
 /** A following server's settings, from its flags. */
 export interface FollowArgs {
@@ -27,69 +26,95 @@ export interface FollowArgs {
   writeTimeoutMs: number;
 }
 
-/** parseArgs specs of the follow flags. */
-export const FOLLOW_FLAG_OPTIONS = {
-  follow: { type: 'string', multiple: true },
-  stream: { type: 'string' },
-  schema: { type: 'string' },
-  'max-replay': { type: 'string' },
-  bucket: { type: 'string' },
-  'serve-stale': { type: 'boolean' },
-  'checkpoint-every': { type: 'string' },
-  'keep-checkpoints': { type: 'string' },
-  'write-timeout': { type: 'string' },
-} as const;
+/** The follow flags, as `heapless serve --help` shows them. */
+export const FOLLOW_GROUP = {
+  title: 'Following a change stream on NATS JetStream (a replica):',
+  column: 25,
+  flags: {
+    follow: {
+      type: 'strings',
+      arg: 'nats://HOST:PORT',
+      help: [
+        "follow the stream on this NATS server (repeat for a cluster's nodes);",
+        'writes go through the stream and answer once applied here;',
+        "NATS unreachable at start: serves DIR's follower data (writes",
+        'UNAVAILABLE) and follows on from it once connected',
+      ],
+    },
+    stream: { type: 'string', arg: 'NAME', help: ['the change stream (required with --follow; created if missing)'] },
+    schema: {
+      type: 'string',
+      default: 'default',
+      arg: 'ID',
+      help: ['schema id of the values (default default); local data or a', 'checkpoint of another schema is not used'],
+    },
+    'max-replay': {
+      type: 'integer',
+      min: 0,
+      arg: 'N',
+      help: ['most messages replayed at start before the newest checkpoint is', 'loaded instead (default 100000)'],
+    },
+    bucket: { type: 'string', arg: 'B', help: ['JetStream object store bucket of checkpoints (default: none)'] },
+    'serve-stale': { type: 'boolean', help: ['listen before catching up (/healthz says caughtUp: false)'] },
+    'checkpoint-every': {
+      type: 'integer',
+      min: 1,
+      arg: 'N',
+      help: ['publish a checkpoint after every N messages applied (needs --bucket)'],
+    },
+    'keep-checkpoints': {
+      type: 'integer',
+      min: 1,
+      arg: 'N',
+      help: ['checkpoints kept per schema and stream (default 3)'],
+    },
+    'write-timeout': {
+      type: 'integer',
+      // A timer's delay: at most MAX_TIMER_MS, or it would fire at once.
+      min: 1,
+      max: MAX_TIMER_MS,
+      default: 5_000,
+      arg: 'MS',
+      help: ['a write not in the log and applied here by then is UNAVAILABLE', '(default 5000)'],
+    },
+  },
+} as const satisfies FlagGroup;
 
-export const FOLLOW_USAGE = `Following a change stream on NATS JetStream (a replica):
-  --follow nats://HOST:PORT  follow the stream on this NATS server (repeat for a cluster's nodes);
-                           writes go through the stream and answer once applied here;
-                           NATS unreachable at start: serves DIR's follower data (writes
-                           UNAVAILABLE) and follows on from it once connected
-  --stream NAME            the change stream (required with --follow; created if missing)
-  --schema ID              schema id of the values (default default); local data or a
-                           checkpoint of another schema is not used
-  --max-replay N           most messages replayed at start before the newest checkpoint is
-                           loaded instead (default 100000)
-  --bucket B               JetStream object store bucket of checkpoints (default: none)
-  --serve-stale            listen before catching up (/healthz says caughtUp: false)
-  --checkpoint-every N     publish a checkpoint after every N messages applied (needs --bucket)
-  --keep-checkpoints N     checkpoints kept per schema and stream (default 3)
-  --write-timeout MS       a write not in the log and applied here by then is UNAVAILABLE
-                           (default 5000)
-`;
+type FollowFlags = typeof FOLLOW_GROUP.flags;
 
-const DEFAULT_WRITE_TIMEOUT_MS = 5_000;
-
-function usage(message: string): ActorError {
-  return new ActorError('HEAPLESS_ERR_USAGE', message);
-}
-
-/** The follow settings of parsed flags, or undefined without `--follow`. Throws HEAPLESS_ERR_USAGE. */
-export function followArgs(values: Record<string, unknown>, memory: boolean): FollowArgs | undefined {
-  const servers = values.follow as string[] | undefined;
-  if (servers === undefined) {
-    for (const flag of Object.keys(FOLLOW_FLAG_OPTIONS))
-      if (values[flag] !== undefined) throw usage(`--${flag} goes with --follow`);
+/**
+ * The follow settings of parsed flags (`given`: the flags on the command line), or undefined without `--follow`.
+ * Throws HEAPLESS_ERR_USAGE.
+ */
+export function followArgs(
+  values: FlagValues<FollowFlags>,
+  given: ReadonlySet<string>,
+  memory: boolean,
+): FollowArgs | undefined {
+  if (!given.has('follow')) {
+    for (const flag of Object.keys(FOLLOW_GROUP.flags))
+      if (given.has(flag)) throw usageError(`--${flag} goes with --follow`);
     return undefined;
   }
+  const servers = values.follow;
   for (const url of servers)
-    if (!/^(nats|tls):\/\/[^\s/]+$/.test(url)) throw usage(`--follow takes nats://HOST:PORT, got ${url}`);
-  if (memory) throw usage('--follow needs a data directory: it keeps its stream position there, not with --memory');
-  const stream = values.stream as string | undefined;
-  if (stream === undefined) throw usage('--follow needs --stream NAME');
-  const bucket = values.bucket as string | undefined;
-  const checkpointEvery = integerFlag(values, 'checkpoint-every', 1);
-  if (checkpointEvery !== undefined && bucket === undefined) throw usage('--checkpoint-every needs --bucket');
+    if (!/^(nats|tls):\/\/[^\s/]+$/.test(url)) throw usageError(`--follow takes nats://HOST:PORT, got ${url}`);
+  if (memory) {
+    throw usageError('--follow needs a data directory: it keeps its stream position there, not with --memory');
+  }
+  if (values.stream === undefined) throw usageError('--follow needs --stream NAME');
+  if (values['checkpoint-every'] !== undefined && values.bucket === undefined) {
+    throw usageError('--checkpoint-every needs --bucket');
+  }
   return {
     servers,
-    stream,
-    schema: (values.schema as string | undefined) ?? 'default',
-    maxReplay: integerFlag(values, 'max-replay', 0),
-    bucket,
-    serveStale: values['serve-stale'] === true,
-    checkpointEvery,
-    keepCheckpoints: integerFlag(values, 'keep-checkpoints', 1),
-    // A timer's delay: at most MAX_TIMER_MS, or it would fire at once.
-    writeTimeoutMs: integerFlag(values, 'write-timeout', 1, MAX_TIMER_MS) ?? DEFAULT_WRITE_TIMEOUT_MS,
+    stream: values.stream,
+    schema: values.schema,
+    maxReplay: values['max-replay'],
+    bucket: values.bucket,
+    serveStale: values['serve-stale'],
+    checkpointEvery: values['checkpoint-every'],
+    keepCheckpoints: values['keep-checkpoints'],
+    writeTimeoutMs: values['write-timeout'],
   };
 }

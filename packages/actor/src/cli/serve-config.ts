@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { EngineOptions } from '@heapless/engine';
-import { ActorError } from '../errors.js';
+import { configFlag, type FlagGroup, type FlagSpec, type FlagTable, type FlagValues, usageError } from './flags.js';
 
 /** The engine options `heapless serve` exposes (the map sets `sync` from `--sync`). */
 export type EngineTuning = Pick<
@@ -39,76 +39,92 @@ export function serveEngineOptions(tuning: EngineTuning): EngineTuning {
   return { walRetentionBytes: SERVE_WAL_RETENTION_BYTES, ...tuning };
 }
 
-/** parseArgs specs of the engine flags. */
-export const ENGINE_FLAG_OPTIONS = {
-  'disable-wal': { type: 'boolean' },
-  'block-cache-size': { type: 'string' },
-  compression: { type: 'string' },
-  'num-levels': { type: 'string' },
-  'level-base-bytes': { type: 'string' },
-  'level-multiplier': { type: 'string' },
-  'write-buffer-size': { type: 'string' },
-  'target-file-size': { type: 'string' },
-  'bloom-bits': { type: 'string' },
-  'periodic-compaction': { type: 'string' },
-  'wal-retention-bytes': { type: 'string' },
-} as const;
+/**
+ * The engine tuning flags (and `--config`, whose file holds them too), as `heapless serve --help` shows them. Each
+ * engine option with a plain value names its key in the config file's "engine" object; `wal` and
+ * `periodicCompaction`, whose JSON form is not the flag's, are read by `engineConfigFlags`.
+ */
+export const ENGINE_GROUP = {
+  title: 'Engine tuning (persisted maps; also "engine" in the config file):',
+  column: 25,
+  flags: {
+    config: {
+      type: 'string',
+      arg: 'FILE',
+      help: [
+        "read options from a JSON file (serve's options by camelCase name, and",
+        '"engine": {...}); flags given here win; unknown keys are refused',
+      ],
+    },
+    'disable-wal': {
+      type: 'boolean',
+      help: ['no write-ahead log: writes since the last flush are lost on a crash'],
+    },
+    'block-cache-size': {
+      type: 'integer',
+      config: 'blockCacheSize',
+      arg: 'N',
+      help: ['bytes of the block cache (0 = off; default 33554432, 32 MiB)'],
+    },
+    compression: {
+      type: 'string',
+      choices: ['none', 'snappy', 'lz4', 'zstd', 'deflate'],
+      config: 'compression',
+      arg: 'C',
+      help: ['none|snappy|lz4|zstd|deflate (default snappy)'],
+    },
+    'num-levels': { type: 'integer', config: 'numLevels', arg: 'N', help: ['levels of the LSM tree (default 7)'] },
+    'level-base-bytes': {
+      type: 'integer',
+      config: 'maxBytesForLevelBase',
+      arg: 'N',
+      help: ['bytes level 1 may hold (default 10485760)'],
+    },
+    'level-multiplier': {
+      type: 'integer',
+      config: 'levelSizeMultiplier',
+      arg: 'N',
+      help: ['each deeper level holds N times more (default 10)'],
+    },
+    'write-buffer-size': {
+      type: 'integer',
+      config: 'writeBufferSize',
+      arg: 'N',
+      help: ['bytes of a memtable (default 4194304)'],
+    },
+    'target-file-size': {
+      type: 'integer',
+      config: 'targetFileSize',
+      arg: 'N',
+      help: ["bytes of a compaction's output tables (default 2097152)"],
+    },
+    'bloom-bits': {
+      type: 'integer',
+      config: 'bloomBitsPerKey',
+      arg: 'N',
+      help: ['bloom filter bits per key (0 = none; default 10)'],
+    },
+    'periodic-compaction': {
+      type: 'string',
+      arg: 'P',
+      help: ['compact everything every P seconds, or daily at P = HH:MM (local time)'],
+    },
+    'wal-retention-bytes': {
+      type: 'integer',
+      config: 'walRetentionBytes',
+      arg: 'N',
+      help: [
+        'bytes of WALs already in tables kept for watchers that resume from a',
+        'sequence (0 = none; default 67108864, 64 MiB)',
+      ],
+    },
+  },
+} as const satisfies FlagGroup;
 
-export const ENGINE_FLAGS_USAGE = `Engine tuning (persisted maps; also "engine" in the config file):
-  --config FILE            read options from a JSON file (serve's options by camelCase name, and
-                           "engine": {...}); flags given here win; unknown keys are refused
-  --disable-wal            no write-ahead log: writes since the last flush are lost on a crash
-  --block-cache-size N     bytes of the block cache (0 = off; default 33554432, 32 MiB)
-  --compression C          none|snappy|lz4|zstd|deflate (default snappy)
-  --num-levels N           levels of the LSM tree (default 7)
-  --level-base-bytes N     bytes level 1 may hold (default 10485760)
-  --level-multiplier N     each deeper level holds N times more (default 10)
-  --write-buffer-size N    bytes of a memtable (default 4194304)
-  --target-file-size N     bytes of a compaction's output tables (default 2097152)
-  --bloom-bits N           bloom filter bits per key (0 = none; default 10)
-  --periodic-compaction P  compact everything every P seconds, or daily at P = HH:MM (local time)
-  --wal-retention-bytes N  bytes of WALs already in tables kept for watchers that resume from a
-                           sequence (0 = none; default 67108864, 64 MiB)
-`;
+type EngineFlags = typeof ENGINE_GROUP.flags;
 
-/** Engine option name → its flag, for flags with a value; `wal` is `--disable-wal`. */
-const ENGINE_FLAG_OF: Record<Exclude<keyof EngineTuning, 'wal' | 'periodicCompaction'>, string> = {
-  blockCacheSize: 'block-cache-size',
-  compression: 'compression',
-  numLevels: 'num-levels',
-  maxBytesForLevelBase: 'level-base-bytes',
-  levelSizeMultiplier: 'level-multiplier',
-  writeBufferSize: 'write-buffer-size',
-  targetFileSize: 'target-file-size',
-  bloomBitsPerKey: 'bloom-bits',
-  walRetentionBytes: 'wal-retention-bytes',
-};
-
-/** Serve option (camelCase, as in the config file) → its flag and kind. */
-const SERVE_KEYS: Record<string, { flag: string; kind: 'string' | 'integer' | 'boolean' | 'strings' }> = {
-  data: { flag: 'data', kind: 'string' },
-  memory: { flag: 'memory', kind: 'boolean' },
-  checkpointRoot: { flag: 'checkpoint-root', kind: 'string' },
-  host: { flag: 'host', kind: 'string' },
-  port: { flag: 'port', kind: 'integer' },
-  token: { flag: 'token', kind: 'string' },
-  sync: { flag: 'sync', kind: 'boolean' },
-  logLevel: { flag: 'log-level', kind: 'string' },
-  maxInFlight: { flag: 'max-in-flight', kind: 'integer' },
-  maxRequestBytes: { flag: 'max-request-bytes', kind: 'integer' },
-  maxReplyBytes: { flag: 'max-reply-bytes', kind: 'integer' },
-  maxConnections: { flag: 'max-connections', kind: 'integer' },
-  headersTimeoutMs: { flag: 'headers-timeout', kind: 'integer' },
-  requestTimeoutMs: { flag: 'request-timeout', kind: 'integer' },
-  keepAliveTimeoutMs: { flag: 'keep-alive-timeout', kind: 'integer' },
-  heartbeatMs: { flag: 'heartbeat', kind: 'integer' },
-  allowedOrigins: { flag: 'allow-origin', kind: 'strings' },
-  allowedHosts: { flag: 'allow-host', kind: 'strings' },
-  allowTokenInQuery: { flag: 'allow-token-in-query', kind: 'boolean' },
-  tlsCert: { flag: 'tls-cert', kind: 'string' },
-  tlsKey: { flag: 'tls-key', kind: 'string' },
-  insecure: { flag: 'insecure', kind: 'boolean' },
-};
+/** Engine option (the config file's name) → its flag, for the options whose JSON value is the flag's. */
+const ENGINE_CONFIG = configNames(ENGINE_GROUP.flags);
 
 /**
  * The engine's bound on `periodicCompaction.everySeconds` (366 days), checked here too so that the command exits 2
@@ -116,83 +132,54 @@ const SERVE_KEYS: Record<string, { flag: string; kind: 'string' | 'integer' | 'b
  */
 const MAX_PERIOD_SECONDS = 366 * 24 * 3600;
 
-const COMPRESSIONS = ['none', 'snappy', 'lz4', 'zstd', 'deflate'];
-
-const KIND_NAMES = { string: 'a string', integer: 'an integer', boolean: 'a boolean', strings: 'an array of strings' };
-
-function usage(message: string): ActorError {
-  return new ActorError('HEAPLESS_ERR_USAGE', message);
+/** Config-file name → flag name and spec, of the flags of `table` that have one, in the table's order. */
+function configNames(table: FlagTable): Map<string, [string, FlagSpec]> {
+  const names = new Map<string, [string, FlagSpec]>();
+  for (const [flag, spec] of Object.entries(table)) if (spec.config !== undefined) names.set(spec.config, [flag, spec]);
+  return names;
 }
 
 /**
- * The integer from `min` to `max` given as `--name` (decimal digits only), or undefined when absent; throws
- * HEAPLESS_ERR_USAGE naming the flag otherwise.
+ * The flags the config file at `path` stands for: its keys by the config names of `serveFlags`, and "engine".
+ * Throws HEAPLESS_ERR_USAGE for an unreadable or bad file.
  */
-export function integerFlag(
-  values: Record<string, unknown>,
-  name: string,
-  min: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number | undefined {
-  const v = values[name];
-  if (v === undefined) return undefined;
-  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : Number.NaN;
-  if (!(n >= min && n <= max)) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
-    throw usage(`--${name} must be an integer ${range}, got ${String(v)}`);
-  }
-  return n;
-}
-
-/** The flags the config file at `path` stands for. Throws HEAPLESS_ERR_USAGE for an unreadable or bad file. */
-export function configFlags(path: string): string[] {
+export function configFlags(path: string, serveFlags: FlagTable): string[] {
   let config: unknown;
   try {
     config = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
-    throw usage(`--config ${path}: ${(e as Error).message}`);
+    throw usageError(`--config ${path}: ${(e as Error).message}`);
   }
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-    throw usage(`--config ${path}: the file must hold a JSON object`);
+    throw usageError(`--config ${path}: the file must hold a JSON object`);
   }
+  const names = configNames(serveFlags);
   const flags: string[] = [];
   for (const [key, value] of Object.entries(config)) {
     if (key === 'engine') {
       flags.push(...engineConfigFlags(path, value));
       continue;
     }
-    // Not SERVE_KEYS[key]: "__proto__", "constructor" or "toString" would find Object.prototype's.
-    const spec = Object.hasOwn(SERVE_KEYS, key) ? SERVE_KEYS[key] : undefined;
-    if (spec === undefined) {
-      throw usage(
-        `--config ${path}: unknown key "${key}" (known: ${[...Object.keys(SERVE_KEYS), 'engine'].join(', ')})`,
-      );
+    // A Map, not an object: "__proto__", "constructor" or "toString" would find Object.prototype's.
+    const flag = names.get(key);
+    if (flag === undefined) {
+      throw usageError(`--config ${path}: unknown key "${key}" (known: ${[...names.keys(), 'engine'].join(', ')})`);
     }
-    const bad = () => usage(`--config ${path}: "${key}" must be ${KIND_NAMES[spec.kind]}`);
-    if (spec.kind === 'boolean') {
-      if (typeof value !== 'boolean') throw bad();
-      if (value) flags.push(`--${spec.flag}`);
-    } else if (spec.kind === 'strings') {
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw bad();
-      for (const v of value) flags.push(`--${spec.flag}`, v);
-    } else {
-      if (spec.kind === 'integer' ? !Number.isInteger(value) : typeof value !== 'string') throw bad();
-      flags.push(`--${spec.flag}`, String(value));
-    }
+    flags.push(...configFlag(flag[0], flag[1], value, `--config ${path}: "${key}"`));
   }
   return flags;
 }
 
 function engineConfigFlags(path: string, engine: unknown): string[] {
   if (engine === null || typeof engine !== 'object' || Array.isArray(engine)) {
-    throw usage(`--config ${path}: "engine" must be an object`);
+    throw usageError(`--config ${path}: "engine" must be an object`);
   }
   const flags: string[] = [];
-  const known = ['wal', 'periodicCompaction', ...Object.keys(ENGINE_FLAG_OF)];
   for (const [key, value] of Object.entries(engine)) {
     const at = `--config ${path}: engine.${key}`;
+    const flag = ENGINE_CONFIG.get(key);
     if (key === 'wal') {
-      if (typeof value !== 'boolean') throw usage(`${at} must be a boolean`);
+      if (typeof value !== 'boolean') throw usageError(`${at} must be a boolean`);
       if (!value) flags.push('--disable-wal');
     } else if (key === 'periodicCompaction') {
       const v = value as { everySeconds?: unknown; at?: unknown } | null;
@@ -200,40 +187,32 @@ function engineConfigFlags(path: string, engine: unknown): string[] {
         flags.push('--periodic-compaction', String(v.everySeconds));
       } else if (typeof v?.at === 'string' && Object.keys(v).length === 1) {
         flags.push('--periodic-compaction', v.at);
-      } else throw usage(`${at} must be { "everySeconds": N } or { "at": "HH:MM" }`);
-    } else if (Object.hasOwn(ENGINE_FLAG_OF, key)) {
-      const flag = ENGINE_FLAG_OF[key as keyof typeof ENGINE_FLAG_OF];
-      if (key === 'compression' ? typeof value !== 'string' : !Number.isInteger(value)) {
-        throw usage(`${at} must be ${key === 'compression' ? 'a string' : 'an integer'}`);
-      }
-      flags.push(`--${flag}`, String(value));
-    } else throw usage(`${at}: unknown engine option (known: ${known.join(', ')})`);
+      } else throw usageError(`${at} must be { "everySeconds": N } or { "at": "HH:MM" }`);
+    } else if (flag !== undefined) flags.push(...configFlag(flag[0], flag[1], value, at));
+    else {
+      const known = ['wal', 'periodicCompaction', ...ENGINE_CONFIG.keys()];
+      throw usageError(`${at}: unknown engine option (known: ${known.join(', ')})`);
+    }
   }
   return flags;
 }
 
-/** The engine tuning the parsed engine flags give (absent flags: absent, the engine's defaults). */
-export function engineTuning(values: Record<string, unknown>): EngineTuning {
+/** The engine tuning of the parsed engine flags (absent flags: absent, the engine's defaults). */
+export function engineTuning(values: FlagValues<EngineFlags>): EngineTuning {
   const out: EngineTuning = {};
-  if (values['disable-wal'] === true) out.wal = false;
-  for (const [option, flag] of Object.entries(ENGINE_FLAG_OF) as [keyof typeof ENGINE_FLAG_OF, string][]) {
-    const v = values[flag];
-    if (v === undefined) continue;
-    if (option === 'compression') {
-      if (!COMPRESSIONS.includes(v as string)) {
-        throw usage(`--compression must be one of ${COMPRESSIONS.join(', ')}, got ${String(v)}`);
-      }
-      out.compression = v as EngineTuning['compression'];
-      continue;
-    }
-    out[option] = integerFlag(values, flag, 0);
+  if (values['disable-wal']) out.wal = false;
+  for (const [option, [flag]] of ENGINE_CONFIG) {
+    const v = values[flag as keyof EngineFlags];
+    if (v !== undefined) (out as Record<string, unknown>)[option] = v;
   }
   const p = values['periodic-compaction'];
-  if (typeof p === 'string') {
+  if (p !== undefined) {
     const seconds = /^\d+(\.\d+)?$/.test(p) ? Number(p) : Number.NaN;
     if (/^([01]\d|2[0-3]):[0-5]\d$/.test(p)) out.periodicCompaction = { at: p };
     else if (seconds >= 0.001 && seconds <= MAX_PERIOD_SECONDS) out.periodicCompaction = { everySeconds: seconds };
-    else throw usage(`--periodic-compaction must be seconds from 0.001 to ${MAX_PERIOD_SECONDS} or HH:MM, got ${p}`);
+    else {
+      throw usageError(`--periodic-compaction must be seconds from 0.001 to ${MAX_PERIOD_SECONDS} or HH:MM, got ${p}`);
+    }
   }
   return out;
 }

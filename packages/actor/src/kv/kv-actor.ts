@@ -18,6 +18,7 @@ import { detach } from '../runtime/detach.js';
 import { storageWireCode } from '../server/wire-error.js';
 import { checkpointDirectory, removeCheckpointDirectory } from './kv-checkpoint.js';
 import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
+import { KvLimits } from './kv-limits.js';
 import { type KvWatch, KvWatchHub } from './kv-watch.js';
 import type { SinkOp, WriteSink } from './write-sink.js';
 
@@ -130,11 +131,9 @@ export class KvActor extends Actor implements KvActorMethods {
   static readonly streams = ['watch'] as const;
   readonly #map: OffHeapMap<string, unknown>;
   readonly #persistent: boolean;
-  readonly #maxKeyBytes: number;
-  readonly #maxValueBytes: number;
+  readonly #limits: KvLimits;
   readonly #maxPageBytes: number;
   readonly #maxResultBytes: number;
-  readonly #maxBatchOps: number;
   readonly #checkpointRoot: string | undefined;
   readonly #maxWatchBytes: number | undefined;
   readonly #maxWatches: number | undefined;
@@ -147,23 +146,25 @@ export class KvActor extends Actor implements KvActorMethods {
     super();
     this.#map = map;
     this.#persistent = opts.persistent ?? true;
-    this.#maxKeyBytes = opts.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
-    this.#maxValueBytes = opts.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
     this.#maxPageBytes = opts.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
     this.#maxResultBytes = opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    this.#maxBatchOps = opts.maxBatchOps ?? DEFAULT_MAX_BATCH_OPS;
     this.#checkpointRoot = opts.checkpointRoot;
     this.#maxWatchBytes = opts.maxWatchBytes;
     this.#maxWatches = opts.maxWatches;
     this.#watchLingerMs = opts.watchLingerMs;
     this.#sink = opts.writeSink;
-    if (this.#sink !== undefined) this.#maxBatchOps = Math.min(this.#maxBatchOps, this.#sink.maxOps);
+    const maxBatchOps = opts.maxBatchOps ?? DEFAULT_MAX_BATCH_OPS;
+    this.#limits = new KvLimits({
+      maxKeyBytes: opts.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES,
+      maxValueBytes: opts.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
+      maxBatchOps: this.#sink === undefined ? maxBatchOps : Math.min(maxBatchOps, this.#sink.maxOps),
+    });
     this.#close = opts.close ?? (() => this.#map.close());
   }
 
   /** The stored bytes of `key`'s value, or undefined. */
   get(key: string): Uint8Array | undefined {
-    this.#checkKey(key);
+    this.#limits.checkKey(key);
     return this.#map.getBytes(key);
   }
 
@@ -193,8 +194,8 @@ export class KvActor extends Actor implements KvActorMethods {
 
   /** Stores `value`'s bytes as they are under `key`; resolves once durable (fsynced with `sync`). */
   set(key: string, value: Uint8Array, opts?: WriteOptions): Promise<void> | undefined {
-    this.#checkKey(key);
-    this.#checkValue(value);
+    this.#limits.checkKey(key);
+    this.#limits.checkValue(value);
     const sync = this.#wantsSync(opts);
     if (this.#sink !== undefined) return detach(this.#toSink([{ type: 'set', key, value }]).then(() => undefined));
     this.#write(() => this.#map.setBytes(key, value));
@@ -207,19 +208,9 @@ export class KvActor extends Actor implements KvActorMethods {
    */
   setMany(entries: [string, Uint8Array][], opts?: WriteOptions): Promise<KvBatchResult> {
     if (!Array.isArray(entries)) throw new HeaplessError('BAD_ARGUMENTS', 'setMany(entries: [key, value][])');
-    this.#checkCount(entries.length, 'setMany');
+    this.#limits.checkCount(entries.length, 'setMany');
     const sync = this.#wantsSync(opts);
-    const ops: SinkOp[] = [];
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i];
-      if (!Array.isArray(e) || e.length !== 2) {
-        throw new HeaplessError('BAD_ARGUMENTS', `setMany: entries[${i}] is not [key, value]`);
-      }
-      this.#checkKey(e[0]);
-      this.#checkValue(e[1]);
-      ops.push({ type: 'set', key: e[0], value: e[1] });
-    }
-    return this.#commitOps(ops, sync);
+    return this.#commitOps(this.#limits.setManyOps(entries), sync);
   }
 
   /**
@@ -244,20 +235,9 @@ export class KvActor extends Actor implements KvActorMethods {
       throw new HeaplessError('BAD_ARGUMENTS', 'batch: options.meta is an object of name: bytes | null');
     }
     const names = meta === undefined ? [] : Object.keys(meta);
-    this.#checkCount(ops.length + names.length, 'batch');
+    this.#limits.checkCount(ops.length + names.length, 'batch');
     const sync = this.#wantsSync(opts);
-    const checked: SinkOp[] = [];
-    for (let i = 0; i < ops.length; i++) {
-      const op = ops[i] as { type?: unknown; key?: unknown; value?: unknown } | null;
-      if (typeof op !== 'object' || op === null)
-        throw new HeaplessError('BAD_ARGUMENTS', `batch: ops[${i}] is not an object`);
-      this.#checkKey(op.key);
-      if (op.type === 'set') {
-        this.#checkValue(op.value);
-        checked.push({ type: 'set', key: op.key, value: op.value });
-      } else if (op.type === 'delete') checked.push({ type: 'delete', key: op.key });
-      else throw new HeaplessError('BAD_ARGUMENTS', `batch: ops[${i}].type is 'set' or 'delete'`);
-    }
+    const checked = this.#limits.batchOps(ops);
     if (names.length === 0) return this.#commitOps(checked, sync);
     this.#refuseOnFollower('batch with meta');
     const b = this.#map.batch();
@@ -302,7 +282,7 @@ export class KvActor extends Actor implements KvActorMethods {
 
   /** Removes `key`; true if it was there. With `sync`, resolves once the removal is fsynced. */
   delete(key: string, opts?: WriteOptions): boolean | Promise<boolean> {
-    this.#checkKey(key);
+    this.#limits.checkKey(key);
     const sync = this.#wantsSync(opts);
     if (this.#sink !== undefined) {
       const had = this.#map.has(key); // as of now: writes before it in the log may still be on their way
@@ -317,7 +297,7 @@ export class KvActor extends Actor implements KvActorMethods {
   }
 
   has(key: string): boolean {
-    this.#checkKey(key);
+    this.#limits.checkKey(key);
     return this.#map.has(key);
   }
 
@@ -393,7 +373,7 @@ export class KvActor extends Actor implements KvActorMethods {
    * TOO_MANY_STREAMS (the store has `maxWatches` open).
    */
   watch(prefix: string, opts?: KvWatchOptions): Promise<KvWatch> {
-    this.#checkKey(prefix);
+    this.#limits.checkKey(prefix);
     if (opts !== undefined && (typeof opts !== 'object' || opts === null || Array.isArray(opts))) {
       throw new HeaplessError('BAD_ARGUMENTS', 'watch: options is an object');
     }
@@ -466,16 +446,6 @@ export class KvActor extends Actor implements KvActorMethods {
       throw new HeaplessError('FORBIDDEN', `${what}: a following server's metadata is written by its follower only`);
   }
 
-  /** Throws `BATCH_TOO_LARGE` for more than `maxBatchOps` operations. */
-  #checkCount(n: number, what: string): void {
-    if (n > this.#maxBatchOps) {
-      throw new HeaplessError(
-        'BATCH_TOO_LARGE',
-        `${what} of ${n} operations, the limit is ${this.#maxBatchOps}: split it into several batches`,
-      );
-    }
-  }
-
   /** Runs a write of the map; its storage errors become the `HeaplessError`s a caller in this process sees too. */
   #write(f: () => void): void {
     try {
@@ -484,27 +454,6 @@ export class KvActor extends Actor implements KvActorMethods {
       const code = storageWireCode(e);
       if (code !== undefined) throw new HeaplessError(code, (e as Error).message, { cause: e });
       throw e;
-    }
-  }
-
-  #checkKey(key: unknown): asserts key is string {
-    if (typeof key !== 'string') throw new HeaplessError('BAD_ARGUMENTS', `a key is a string, got ${typeof key}`);
-    if (!key.isWellFormed()) throw illFormed('a key', key);
-    // UTF-8 takes at most 3 bytes per UTF-16 unit: only long keys need counting.
-    if (key.length * 3 > this.#maxKeyBytes && Buffer.byteLength(key) > this.#maxKeyBytes) {
-      throw new HeaplessError(
-        'KEY_TOO_LARGE',
-        `key of ${Buffer.byteLength(key)} bytes, the limit is ${this.#maxKeyBytes}`,
-      );
-    }
-  }
-
-  #checkValue(value: unknown): asserts value is Uint8Array {
-    if (!(value instanceof Uint8Array)) {
-      throw new HeaplessError('BAD_ARGUMENTS', 'a value is bytes (msgpack bin): encode it on the client');
-    }
-    if (value.length > this.#maxValueBytes) {
-      throw new HeaplessError('VALUE_TOO_LARGE', `value of ${value.length} bytes, the limit is ${this.#maxValueBytes}`);
     }
   }
 }

@@ -20,7 +20,7 @@ import { isPushStream, type PushSink, type PushStream } from '../runtime/push-st
 import type { HttpReplier } from '../server/http-reply.js';
 import { changeJson } from './change-json.js';
 import { type DecodedChange, readChange } from './change-list.js';
-import { strictQuery } from './kv-http.js';
+import { strictQuery } from './strict-query.js';
 
 /** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;

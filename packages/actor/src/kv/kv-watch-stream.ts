@@ -6,7 +6,6 @@ import type { ErrorCode, KvChange, KvWatchHead } from '@heapless/client/protocol
 import { type PushSink, PushStream } from '../runtime/push-stream.js';
 import { ChangeList } from './change-list.js';
 import type { Segment } from './change-pages.js';
-import type { KvWatchHub } from './kv-watch.js';
 
 /** The most history one open reads into memory; the watcher resumes for the rest. */
 export const MAX_HISTORY_BYTES = 64 * 1024 * 1024;
@@ -18,13 +17,21 @@ export interface HistorySegment extends Segment {
   readonly filter: boolean;
 }
 
+/**
+ * The owner of the open watches (kv-watch.ts's hub): a watch that is over tells it, and it lets the watch go. Named
+ * here, by what a watch needs of it, so that the hub's file imports this one and not the other way round.
+ */
+export interface WatchOwner {
+  remove(watch: KvWatch): void;
+}
+
 /** One open watch: a stream of {@link KvChange}s. */
 export class KvWatch extends PushStream<KvChange> {
   readonly head: Omit<KvWatchHead, 'stream'>;
   readonly prefix: Uint8Array;
   /** The prefix as a string of its bytes (latin1): the hub groups watches of one prefix by it. */
   readonly prefixId: string;
-  readonly #hub: KvWatchHub;
+  readonly #hub: WatchOwner;
   readonly #max: number;
   /** It pushes while its sink holds less than this, and queues beyond. */
   readonly #room: number;
@@ -43,7 +50,7 @@ export class KvWatch extends PushStream<KvChange> {
   /** An end that came before the sink (an overflow while the history loaded): sent when it opens. */
   #pendingEnd: [ErrorCode, string] | null = null;
 
-  constructor(hub: KvWatchHub, prefix: Uint8Array, start: number, max: number) {
+  constructor(hub: WatchOwner, prefix: Uint8Array, start: number, max: number) {
     super();
     this.#hub = hub;
     this.prefix = prefix;

@@ -1,5 +1,5 @@
 /**
- * The start of a follower (issue 16): opens the local data, decides how to start (start-plan.ts), and loads the
+ * The start of a follower: opens the local data, decides how to start (start-plan.ts), and loads the
  * newest checkpoint or drops the local data when that is the decision. Reads and writes the data directory and asks
  * NATS; the follower then consumes from the position this returns. Also the two halves of a start while NATS cannot
  * be reached: the local data opened alone ({@link openLocalFollowerData}), and later taken over by a follower as it

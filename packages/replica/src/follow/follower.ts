@@ -1,5 +1,5 @@
 /**
- * A follower: an `OffHeapMap` that follows a change stream (issue 16). At open it decides where to start from
+ * A follower: an `OffHeapMap` that follows a change stream. At open it decides where to start from
  * (start-plan.ts): its local data, the newest checkpoint of its schema in the object store, or the stream's first
  * message. Then it consumes the stream from its position + 1 in order and applies each batch of messages, with the
  * batch's last sequence as the new position, in one atomic `map.batch()`: after `kill -9` the map holds exactly the

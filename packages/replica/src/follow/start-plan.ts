@@ -1,5 +1,5 @@
 /**
- * How a follower starts (issue 16, FORMAT.md "Follower metadata"): from its local data when that data is of the
+ * How a follower starts (FORMAT.md "Follower metadata"): from its local data when that data is of the
  * schema and stream followed and the stream still holds what follows it within `maxReplay` messages; otherwise from
  * the newest checkpoint of the schema, or, with none, by replaying the stream from its start. A pure function of
  * what is known at start, so that every case is a line of a table test.

@@ -1,5 +1,6 @@
 /**
- * A replica that started while NATS could not be reached. It serves its local data
+ * A replica that started while NATS could not be reached: it must go on answering reads from what it holds
+ * through an outage of the log, rather than refuse to start. It serves its local data
  * (follower data of the stream and schema followed, opened by `openLocalFollowerData`) read-only, and connects in
  * the background: each attempt waits at most {@link ATTEMPT_MS}, the pause after a failure grows from
  * {@link FIRST_PAUSE_MS} to {@link MAX_PAUSE_MS}. Once connected, a follower takes the open map over (the KV actor

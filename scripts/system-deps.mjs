@@ -12,7 +12,7 @@ const NEEDED = [
   {
     package: 'nats-server',
     file: '/usr/sbin/nats-server',
-    for: 'test/nats-server.test.ts, test/replica-*.test.ts and `bench replica` (JetStream, run by test/nats-server.ts)',
+    for: 'the replica suites (packages/replica/src), test/e2e-follow.test.ts and `bench replica` (JetStream)',
   },
 ];
 

@@ -41,7 +41,7 @@ function alive(pid: number): boolean {
   }
 }
 
-describe('test/nats-server.ts', () => {
+describe('testing/nats-server.ts', () => {
   it('starts one JetStream server on loopback with its own config and store, and close() removes all', async () => {
     await using nats = await startNatsServer(); // closed again at the end, as close() is idempotent
     const [node] = nats.nodes;

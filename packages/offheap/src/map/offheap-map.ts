@@ -4,12 +4,12 @@ import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from '.
 import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import type { ImageSchedule, ImageScheduleStats } from '../persist/image-schedule.js';
 import { type MapPersistence, NS_USER_META } from '../persist/persistence.js';
+import { copyOf } from '../shared/copy-of.js';
 import type { WorkerFunction } from '../shared/parallel-task.js';
 import { RecordCursor, type ScanCursor } from '../shared/record-cursor.js';
 import type { SharedMapHandle } from '../shared/shared-handle.js';
 import type { StructView, StructViewBase, ViewHost } from '../struct-view.js';
 import { viewNotPositioned } from '../struct-view.js';
-import { copyOf } from './copy-of.js';
 import type { ImagePages } from './image-pages.js';
 import { type BatchResult, type BatchWriteOptions, MapBatch } from './map-batch.js';
 import { MapChanges } from './map-changes.js';

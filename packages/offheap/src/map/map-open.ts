@@ -15,7 +15,8 @@ import { invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { isUtf8Key } from '../key-bytes.js';
 import { Arena } from '../memory/arena.js';
 import { HashTable } from '../memory/hash-table.js';
-import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from '../persist/image.js';
+import { beginImageLoad, type PendingImage, writeImage } from '../persist/image.js';
+import type { ImageContent } from '../persist/image-header.js';
 import { type ImageEvery, ImageSchedule, imageEveryOf } from '../persist/image-schedule.js';
 import { type ImageLoader, native, warnIfNotMapped } from '../persist/native.js';
 import {

@@ -23,7 +23,8 @@ import { renameSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { invalidArgument } from '../errors.js';
-import { IMAGE_FILE, IMAGE_TEMP_FILE, type ImageContent, writeImageFile } from './image.js';
+import { IMAGE_FILE, IMAGE_TEMP_FILE, writeImageFile } from './image.js';
+import type { ImageContent } from './image-header.js';
 import { type EnginePersistence, IMAGE_KEY } from './persistence.js';
 
 /** When a running map writes its image: after `bytes` bytes of keys and values written, or `seconds` (0: never). */

@@ -237,15 +237,13 @@ export class EnginePersistence implements MapPersistence {
     this.onSettled();
   };
 
-  /**
-   * Bytes of keys and values written so far, and the count at which `imageDue` is called (the periodic image's
-   * trigger, persist/image-schedule.ts; Infinity: none due).
-   */
-  bytesWritten = 0;
-  imageDueBytes = Number.POSITIVE_INFINITY;
-  imageDue: (() => void) | null = null;
+  /** Bytes of keys and values written so far: the periodic image's trigger counts them (`onBytes`). */
+  private bytesWritten = 0;
+  /** The count at which `due` is called (Infinity: none armed). */
+  private dueAt = Number.POSITIVE_INFINITY;
+  private due: (() => void) | null = null;
   /** The engine sequence of the newest image on disk that this engine's state follows from (-1: none). */
-  imageSequence: number;
+  private newestImage: number;
 
   engineStats(): EngineStats {
     return this.engine.stats();
@@ -262,11 +260,36 @@ export class EnginePersistence implements MapPersistence {
     private readonly sync: boolean,
     private readonly image: ImageSettings | null,
   ) {
-    this.imageSequence = image === null ? -1 : image.loadedSequence;
+    this.newestImage = image === null ? -1 : image.loadedSequence;
+  }
+
+  /** The engine sequence of the newest image on disk that this engine's state follows from (-1: none). */
+  get imageSequence(): number {
+    return this.newestImage;
+  }
+
+  /** Records that an image of the engine's state at `sequence` is now on disk (image-schedule.ts wrote it). */
+  imageWritten(sequence: number): void {
+    this.newestImage = sequence;
+  }
+
+  /**
+   * Calls `due` once, during the write that takes the bytes of keys and values written from now past `bytes`;
+   * replaces the trigger armed before. The periodic image's byte trigger (image-schedule.ts).
+   */
+  onBytes(bytes: number, due: () => void): void {
+    this.dueAt = this.bytesWritten + bytes;
+    this.due = due;
+  }
+
+  /** Disarms the trigger of `onBytes`. */
+  cancelOnBytes(): void {
+    this.dueAt = Number.POSITIVE_INFINITY;
+    this.due = null;
   }
 
   put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void {
-    if ((this.bytesWritten += key.length + value.length) >= this.imageDueBytes) this.imageDue?.();
+    if ((this.bytesWritten += key.length + value.length) >= this.dueAt) this.fireDue();
     const k = this.dataKey(key);
     if (structures === null) {
       this.track(this.engine.put(k, value, { sync: this.sync }));
@@ -280,7 +303,7 @@ export class EnginePersistence implements MapPersistence {
   }
 
   del(key: Uint8Array): void {
-    if ((this.bytesWritten += key.length) >= this.imageDueBytes) this.imageDue?.();
+    if ((this.bytesWritten += key.length) >= this.dueAt) this.fireDue();
     this.track(this.engine.delete(this.dataKey(key), { sync: this.sync }));
   }
 
@@ -313,7 +336,7 @@ export class EnginePersistence implements MapPersistence {
    */
   async tag(entries: number): Promise<ImageTag | null> {
     const image = this.image;
-    if (image !== null && this.failure === undefined && this.engine.stats().lastSequence === this.imageSequence) {
+    if (image !== null && this.failure === undefined && this.engine.stats().lastSequence === this.newestImage) {
       return null;
     }
     // Into a table with everything written so far: the next open then replays a WAL of two records instead of up
@@ -424,6 +447,13 @@ export class EnginePersistence implements MapPersistence {
     this.keyScratch[0] = NS_DATA;
     this.keyScratch.set(key, 1);
     return this.keyScratch.subarray(0, n);
+  }
+
+  /** The `onBytes` trigger fired: it is called once, until armed again. */
+  private fireDue(): void {
+    const due = this.due;
+    this.cancelOnBytes();
+    due?.();
   }
 
   private track(p: Promise<void>): void {

@@ -3,6 +3,7 @@ import { ENTRY_HEADER_SIZE, type Engine, type EngineStats, WriteBatch, type Writ
 import { pack, unpack } from 'msgpackr';
 import type { Structures } from '../codec/msgpack-codec.js';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
+import { type MapKey, utf8Length, writeUtf8 } from '../key-bytes.js';
 
 /**
  * How a map lives in its engine directory. Engine keys carry a one-byte namespace so the map's own metadata can
@@ -98,7 +99,8 @@ export interface MapPersistence {
    * structure table in the same atomic write when it grew with this value.
    */
   put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void;
-  del(key: Uint8Array): void;
+  /** Records that `key` (a string key as its UTF-8) is deleted. */
+  del(key: MapKey): void;
   /** Resolves when every write recorded so far is durable at the map's sync level; rejects with the first failure. */
   durable(): Promise<void>;
   /** Resolves when every write recorded so far is fsynced. */
@@ -302,9 +304,10 @@ export class EnginePersistence implements MapPersistence {
     this.track(this.engine.write(ops, { sync: this.sync }));
   }
 
-  del(key: Uint8Array): void {
-    if ((this.bytesWritten += key.length) >= this.dueAt) this.fireDue();
-    this.track(this.engine.delete(this.dataKey(key), { sync: this.sync }));
+  del(key: MapKey): void {
+    const k = this.dataKey(key);
+    if ((this.bytesWritten += k.length - 1) >= this.dueAt) this.fireDue();
+    this.track(this.engine.delete(k, { sync: this.sync }));
   }
 
   /**
@@ -440,12 +443,16 @@ export class EnginePersistence implements MapPersistence {
     return out;
   }
 
-  /** The engine key of a user key: NS_DATA then the key, in a scratch the engine copies from before returning. */
-  private dataKey(key: Uint8Array): Uint8Array {
-    const n = key.length + 1;
+  /**
+   * The engine key of a user key: NS_DATA then the key (a string key's UTF-8), in a scratch the engine copies from
+   * before returning.
+   */
+  private dataKey(key: MapKey): Uint8Array {
+    const n = (typeof key === 'string' ? utf8Length(key) : key.length) + 1;
     if (n > this.keyScratch.length) this.keyScratch = Buffer.allocUnsafeSlow(Math.max(n, this.keyScratch.length * 2));
     this.keyScratch[0] = NS_DATA;
-    this.keyScratch.set(key, 1);
+    if (typeof key === 'string') writeUtf8(key, this.keyScratch, 1);
+    else this.keyScratch.set(key, 1);
     return this.keyScratch.subarray(0, n);
   }
 

@@ -10,7 +10,7 @@ import { OffHeapMap } from '@heapless/offheap';
 import { CheckpointStore, ensureChangeStream, Follower, readFollowerState } from '@heapless/replica';
 import { unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runUntilKilled } from './kill-child.js';
+import { runUntilKilled } from '../packages/offheap/src/test-support/kill-child.js';
 import { startNatsServer } from './nats-server.js';
 import { COUNTER_PREFIX, countApplications, ModelWriter, mapHex, modelHex } from './replica-follow-support.js';
 import { natsForTests } from './replica-support.js';

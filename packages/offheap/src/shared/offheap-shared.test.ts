@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   array,
   OffHeapErrorCodes,
@@ -10,10 +11,9 @@ import {
   type SharedMapHandle,
   struct,
   utf8,
-} from '@heapless/offheap';
-import { afterEach, describe, expect, it } from 'vitest';
+} from '../index.js';
 
-const DIST = new URL('../packages/offheap/dist/index.js', import.meta.url).href;
+const DIST = new URL('../../dist/index.js', import.meta.url).href;
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of closers.splice(0)) await c();

@@ -10,6 +10,7 @@ import { OffHeapMap } from '@heapless/offheap';
 import { CheckpointStore, ensureChangeStream, Follower, readFollowerState } from '@heapless/replica';
 import { unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runUntilKilled } from '../packages/offheap/src/test-support/kill-child.js';
 import {
   COUNTER_PREFIX,
   countApplications,
@@ -19,7 +20,6 @@ import {
 } from '../packages/replica/src/testing/follow-support.js';
 import { startNatsServer } from '../packages/replica/src/testing/nats-server.js';
 import { natsForTests } from '../packages/replica/src/testing/replica-support.js';
-import { runUntilKilled } from './kill-child.js';
 
 const CHILD = new URL('./replica-follow-child.mjs', import.meta.url).pathname;
 const CYCLES = 8;

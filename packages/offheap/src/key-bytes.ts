@@ -16,6 +16,9 @@ import { isUtf8 } from 'node:buffer';
 import { utf8Length, writeUtf8 } from '@heapless/struct';
 import { invalidArgument } from './errors.js';
 
+/** A map's key: a string (stored as its UTF-8 bytes) or bytes. */
+export type MapKey = string | Uint8Array;
+
 /** Keys are encoded by the same code as struct string fields: one UTF-8 encoder in the tree. */
 export { utf8Length, writeUtf8 };
 

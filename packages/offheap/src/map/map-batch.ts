@@ -3,11 +3,12 @@
  * its engine as ONE engine write batch (one WAL record, consecutive sequence numbers), so that after a crash the
  * engine holds all of a batch or none of it, and an open (scan or image + replay) rebuilds all or none.
  *
- * A batch checks and copies every operation as it is added (`set` encodes the value then), so that `write` meets no
- * bad input: it applies the operations in order to the index and arena, then hands the engine one batch built from
- * the batch's own copies (never from the arena: a later operation of the same batch may overwrite or free the
- * record an earlier one wrote). Operations are kept in one growing buffer, each as its engine key (namespace byte,
- * then the key or the metadata name) followed by its value:
+ * A batch only collects: it checks and copies every operation as it is added (`set` encodes the value then), so
+ * that the commit meets no bad input. `write` hands the operations to the map's write core (map-writer.ts), which
+ * applies them in order to the index and arena, then hands the engine one batch built from the batch's own copies
+ * (never from the arena: a later operation of the same batch may overwrite or free the record an earlier one
+ * wrote). Operations are kept in one growing buffer, each as its engine key (namespace byte, then the key or the
+ * metadata name) followed by its value:
  *
  *   buf   = ( engineKey | value )*          engineKey = NS_DATA key-bytes | NS_USER_META name-utf8
  *   spans = ( kind, keyStart, keyEnd, valueEnd )* one entry of four numbers per operation
@@ -16,18 +17,13 @@
  * whole: while `write` runs, a reader's two gets may see one key after the batch and another before it. Their reads
  * are not a snapshot across keys in any case (shared/offheap-reader.ts); a batch never tears a single value.
  */
-import type { Structures } from '../codec/msgpack-codec.js';
 import { invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
-import { hashBytes, illFormedKey, utf8Length, writeUtf8 } from '../key-bytes.js';
+import { illFormedKey, utf8Length, writeUtf8 } from '../key-bytes.js';
 import { MAX_RECORD_BYTES, recordBytes } from '../memory/arena.js';
-import { type MapPersistence, NS_DATA, NS_USER_META } from '../persist/persistence.js';
-import { BULK_POPULATE_MIN_WRITES, type ImagePages } from './image-pages.js';
+import { NS_DATA, NS_USER_META } from '../persist/persistence.js';
 import type { MapCodec } from './map-codec.js';
-import type { MapIndex } from './map-index.js';
-import { checkMetaValue, type MemoryMetadata, metaNameLength } from './map-meta.js';
+import { checkMetaValue, metaNameLength } from './map-meta.js';
 import { MAX_KEY_BYTES, type MapKey } from './map-options.js';
-import type { MapStore } from './map-store.js';
-import type { PendingSuffix } from './pending-suffix.js';
 
 /** What a batch's `write` resolves to. */
 export interface BatchResult {
@@ -45,23 +41,71 @@ export interface BatchWriteOptions {
   sync?: boolean;
 }
 
-const SET = 0;
-const DELETE = 1;
-const SET_META = 2;
-const DELETE_META = 3;
+/** The kinds of operation, as `BatchOps.spans` holds them. */
+export const SET = 0;
+export const DELETE = 1;
+export const SET_META = 2;
+export const DELETE_META = 3;
 /** First size of a batch's buffer; it doubles as operations need. */
 const INITIAL_BYTES = 4096;
 
-/** The map's parts a batch is applied to (see OffHeapMap). */
-export interface BatchTarget {
-  readonly index: MapIndex;
-  readonly store: MapStore;
-  readonly persistence: MapPersistence | null;
-  readonly memoryMeta: MemoryMetadata;
-  /** The writes a crash open still owes the map (pending-suffix.ts): each key's go in before the batch's. */
-  readonly pending: PendingSuffix | null;
-  /** A mapped image's pages, copied in bulk before a large batch writes them (image-pages.ts), else null. */
-  readonly pages: ImagePages | null;
+/**
+ * A batch's operations, as it hands them over to be committed: `count` of them, the i-th of kind `spans[4i]`, with
+ * its engine key in `buf[spans[4i+1], spans[4i+2])` and its value up to `spans[4i+3]`, and its key as given in
+ * `keys[i]` (a string key or a metadata name; null for a byte key, read back from `buf`).
+ */
+export class BatchOps {
+  readonly spans: number[] = [];
+  readonly keys: (string | null)[] = [];
+  private bytes: Buffer = Buffer.allocUnsafe(INITIAL_BYTES);
+  private used = 0;
+
+  get count(): number {
+    return this.keys.length;
+  }
+
+  /** The engine keys and values (valid until the next `add`: a growth moves them). */
+  get buf(): Buffer {
+    return this.bytes;
+  }
+
+  clear(): void {
+    this.spans.length = 0;
+    this.keys.length = 0;
+    this.used = 0;
+  }
+
+  /** Appends one operation: its engine key (namespace byte, then `key`'s `klen` bytes), then `value`'s bytes. */
+  add(kind: number, key: MapKey, klen: number, value: Uint8Array | null): void {
+    const vlen = value === null ? 0 : value.length;
+    const start = this.used;
+    this.reserve(1 + klen + vlen);
+    const buf = this.bytes;
+    buf[start] = kind === SET || kind === DELETE ? NS_DATA : NS_USER_META;
+    if (typeof key === 'string') writeUtf8(key, buf, start + 1);
+    else buf.set(key, start + 1);
+    const keyEnd = start + 1 + klen;
+    if (value !== null) buf.set(value, keyEnd);
+    this.used = keyEnd + vlen;
+    this.spans.push(kind, start, keyEnd, this.used);
+    this.keys.push(typeof key === 'string' ? key : null);
+  }
+
+  private reserve(n: number): void {
+    if (this.used + n <= this.bytes.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.used + n, this.bytes.length * 2));
+    this.bytes.copy(next, 0, 0, this.used);
+    this.bytes = next;
+  }
+}
+
+/** Where a batch's `write` goes: the map's write core (map-writer.ts), which applies and persists the operations. */
+export interface BatchCommitter {
+  /**
+   * Applies `ops` to the map's memory and, for a persisted map, writes them to its engine as one atomic batch,
+   * before returning; the promise resolves once they are durable. Throws what `MapBatch.write` rejects with.
+   */
+  commit(ops: BatchOps, options: BatchWriteOptions | undefined): Promise<BatchResult>;
 }
 
 /**
@@ -71,23 +115,18 @@ export interface BatchTarget {
  * reused after `write` (it is left empty) or emptied with `clear`. Not for use across threads.
  */
 export class MapBatch<K extends MapKey = string, V = unknown> {
-  /** Four numbers per operation: kind, start and end of its engine key in `buf`, end of its value. */
-  private readonly spans: number[] = [];
-  /** Per operation: the key as given (a string key; null for a byte key, read back from `buf`), or the name. */
-  private readonly keys: (string | null)[] = [];
-  private buf: Buffer = Buffer.allocUnsafe(INITIAL_BYTES);
-  private used = 0;
+  private readonly ops = new BatchOps();
 
-  /** `commit` applies the batch to its map (OffHeapMap's); `codec` encodes `set`'s values. */
+  /** `committer` applies the batch to its map (the map's write core); `codec` encodes `set`'s values. */
   constructor(
     private readonly codec: MapCodec,
     private readonly keysAreStrings: boolean,
-    private readonly commit: (batch: MapBatch<K, V>, options: BatchWriteOptions | undefined) => Promise<BatchResult>,
+    private readonly committer: BatchCommitter,
   ) {}
 
   /** Operations in the batch. */
   get length(): number {
-    return this.keys.length;
+    return this.ops.count;
   }
 
   /**
@@ -129,9 +168,7 @@ export class MapBatch<K extends MapKey = string, V = unknown> {
 
   /** Empties the batch. Returns it. */
   clear(): this {
-    this.spans.length = 0;
-    this.keys.length = 0;
-    this.used = 0;
+    this.ops.clear();
     return this;
   }
 
@@ -144,74 +181,12 @@ export class MapBatch<K extends MapKey = string, V = unknown> {
   write(options?: BatchWriteOptions): Promise<BatchResult> {
     let result: Promise<BatchResult>;
     try {
-      result = this.commit(this, options);
+      result = this.committer.commit(this.ops, options);
     } catch (err) {
       return Promise.reject(err);
     }
     this.clear();
     return result;
-  }
-
-  /**
-   * Applies the operations to `target` (the map's parts) and, for a persisted map, writes them with `structures`
-   * (the msgpackr structure table, when it grew and the engine has not got it yet) first, in one engine batch.
-   * Called by the map after it checked it is writable.
-   * @internal the map's, through `write`.
-   */
-  apply(target: BatchTarget, structures: Structures | null, sync: boolean): Promise<BatchResult> {
-    const { spans, keys } = this;
-    const buf = this.buf;
-    const persistence = target.persistence;
-    if (target.pages !== null && keys.length >= BULK_POPULATE_MIN_WRITES) this.preparePages(target.pages);
-    for (let i = 0, n = keys.length; i < n; i++) {
-      const kind = spans[i * 4]!;
-      const ks = spans[i * 4 + 1]!;
-      const ke = spans[i * 4 + 2]!;
-      const ve = spans[i * 4 + 3]!;
-      if (kind === SET || kind === DELETE) {
-        target.pending?.foldBytes(buf, ks + 1, ke - ks - 1);
-        const key: MapKey = keys[i] ?? buf.subarray(ks + 1, ke);
-        if (kind === SET) target.store.put(key, buf.subarray(ke, ve), ve - ke);
-        else {
-          const slot = target.index.find(key);
-          if (slot >= 0) target.store.remove(slot);
-        }
-      } else if (persistence === null) {
-        target.memoryMeta.apply(keys[i]!, kind === SET_META ? buf.subarray(ke, ve) : null);
-      }
-    }
-    if (persistence === null) return Promise.resolve({ sequence: undefined });
-    const batch = persistence.newBatch(structures);
-    for (let i = 0, n = keys.length; i < n; i++) {
-      const kind = spans[i * 4]!;
-      const key = buf.subarray(spans[i * 4 + 1]!, spans[i * 4 + 2]!);
-      if (kind === SET || kind === SET_META) batch.put(key, buf.subarray(spans[i * 4 + 2]!, spans[i * 4 + 3]!));
-      else batch.del(key);
-    }
-    return persistence.writeBatch(batch, sync);
-  }
-
-  /** Copies in bulk the image pages this batch's sets and deletes will write (image-pages.ts). */
-  private preparePages(pages: ImagePages): void {
-    const { spans, buf } = this;
-    const n = this.keys.length;
-    const planned = {
-      count: 0,
-      hashes: new Int32Array(n),
-      keyLengths: new Int32Array(n),
-      valueLengths: new Int32Array(n),
-    };
-    for (let i = 0; i < n; i++) {
-      const kind = spans[i * 4]!;
-      if (kind !== SET && kind !== DELETE) continue;
-      const ks = spans[i * 4 + 1]! + 1; // after the namespace byte
-      const ke = spans[i * 4 + 2]!;
-      const c = planned.count++;
-      planned.hashes[c] = hashBytes(buf, ks, ke - ks);
-      planned.keyLengths[c] = ke - ks;
-      planned.valueLengths[c] = kind === SET ? spans[i * 4 + 3]! - ke : 0;
-    }
-    pages.prepare(planned);
   }
 
   /** The UTF-8 (or byte) length of `key`; throws INVALID_ARGUMENT (wrong kind, ill-formed), KEY_TOO_LARGE. */
@@ -230,7 +205,7 @@ export class MapBatch<K extends MapKey = string, V = unknown> {
     return n;
   }
 
-  /** Appends one operation: its engine key (namespace byte, then `key`'s `klen` bytes), then `value`'s bytes. */
+  /** Appends one operation, after the check of a set's record size. */
   private add(kind: number, key: MapKey, klen: number, value: Uint8Array | null): this {
     const vlen = value === null ? 0 : value.length;
     if (kind === SET && recordBytes(klen, vlen) > MAX_RECORD_BYTES) {
@@ -239,24 +214,7 @@ export class MapBatch<K extends MapKey = string, V = unknown> {
         `record of ${recordBytes(klen, vlen)} bytes exceeds the ${MAX_RECORD_BYTES}-byte limit`,
       );
     }
-    const start = this.used;
-    this.reserve(1 + klen + vlen);
-    const buf = this.buf;
-    buf[start] = kind === SET || kind === DELETE ? NS_DATA : NS_USER_META;
-    if (typeof key === 'string') writeUtf8(key, buf, start + 1);
-    else buf.set(key, start + 1);
-    const keyEnd = start + 1 + klen;
-    if (value !== null) buf.set(value, keyEnd);
-    this.used = keyEnd + vlen;
-    this.spans.push(kind, start, keyEnd, this.used);
-    this.keys.push(typeof key === 'string' ? key : null);
+    this.ops.add(kind, key, klen, value);
     return this;
-  }
-
-  private reserve(n: number): void {
-    if (this.used + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.used + n, this.buf.length * 2));
-    this.buf.copy(next, 0, 0, this.used);
-    this.buf = next;
   }
 }

@@ -30,6 +30,28 @@ export function capacityFor(n: number): number {
   return c;
 }
 
+/**
+ * What `MapIndex.find` learns of a key besides its slot: the table it was found in, its hash and UTF-8 length, and
+ * in `hasher` a short ASCII key's words (for the compare, and for the copy into a new record). Each caller of `find`
+ * owns one and reuses it, so a lookup allocates nothing; it describes the last key looked up through it.
+ */
+export class KeyProbe {
+  readonly hasher = new KeyHasher();
+  /** The table the key was found in (valid after a `find` that found it). */
+  table: HashTable;
+  hash = 0;
+  keyLength = 0;
+
+  constructor(table: HashTable) {
+    this.table = table;
+  }
+
+  /** The record location in `slot` of the table the key was found in. */
+  location(slot: number): number {
+    return this.table.slots[slot * 2 + 1]!;
+  }
+}
+
 export class MapIndex {
   /** The table inserts go to. */
   table: HashTable;
@@ -39,13 +61,6 @@ export class MapIndex {
   count = 0;
   /** Parallel scans running: they name tables by buffer, so the old table is not drained under them. */
   pins = 0;
-  /** Hashes string keys (and holds a short ASCII key's words for the compare and the insert after `find`). */
-  readonly hasher = new KeyHasher();
-  /** Set by `find`: the table the key was found in. */
-  foundTable: HashTable;
-  /** Set by `find`: the key's hash and UTF-8 length. */
-  keyHash = 0;
-  keyLength = 0;
   private migrateCursor = 0;
   private migrateBatch = 0;
 
@@ -56,44 +71,48 @@ export class MapIndex {
     capacity: number,
   ) {
     this.table = new HashTable(capacity);
-    this.foundTable = this.table;
+  }
+
+  /** A probe for `find`, for one caller to own. */
+  probe(): KeyProbe {
+    return new KeyProbe(this.table);
   }
 
   /**
-   * Slot of `key` (setting `foundTable`, `keyHash`, `keyLength`), or -1 (then `table.insertAt` is where an insert of
-   * it goes, unless the index grows first). Throws INVALID_ARGUMENT for a key of the wrong kind or with a lone
-   * surrogate.
+   * Slot of `key`, with its table, hash and UTF-8 length in `probe`; or -1 (then `table.insertAt` is where an
+   * insert of it goes, unless the index grows first). Throws INVALID_ARGUMENT for a key of the wrong kind or with a
+   * lone surrogate.
    */
-  find(key: MapKey): number {
+  find(key: MapKey, probe: KeyProbe): number {
     let slot: number;
     if (this.keysAreStrings) {
       if (typeof key !== 'string') throw invalidArgument(`this map has string keys, got ${typeof key}`);
-      const h = this.hasher.hashString(key);
-      const len = this.hasher.byteLength;
-      this.keyHash = h;
-      this.keyLength = len;
-      slot = this.table.findString(h, key, this.hasher, this.arena);
+      const hasher = probe.hasher;
+      const h = hasher.hashString(key);
+      probe.hash = h;
+      probe.keyLength = hasher.byteLength;
+      slot = this.table.findString(h, key, hasher, this.arena);
       if (slot >= 0) {
-        this.foundTable = this.table;
+        probe.table = this.table;
         return slot;
       }
       if (this.old === null) return -1;
-      slot = this.old.findString(h, key, this.hasher, this.arena);
+      slot = this.old.findString(h, key, hasher, this.arena);
     } else {
       if (!(key instanceof Uint8Array)) throw invalidArgument('this map has Uint8Array keys');
       const len = key.length;
       const h = hashBytes(key, 0, len);
-      this.keyHash = h;
-      this.keyLength = len;
+      probe.hash = h;
+      probe.keyLength = len;
       slot = this.table.findBytes(h, key, 0, len, this.arena);
       if (slot >= 0) {
-        this.foundTable = this.table;
+        probe.table = this.table;
         return slot;
       }
       if (this.old === null) return -1;
       slot = this.old.findBytes(h, key, 0, len, this.arena);
     }
-    if (slot >= 0) this.foundTable = this.old;
+    if (slot >= 0) probe.table = this.old;
     return slot;
   }
 
@@ -101,25 +120,20 @@ export class MapIndex {
    * `find` for a key given as the engine holds it, `engineKey`: the namespace byte, then the key's bytes (UTF-8 for
    * a string key, which hashes and compares like its string). No string is made and nothing is checked.
    */
-  findEngineKey(engineKey: Uint8Array): number {
+  findEngineKey(engineKey: Uint8Array, probe: KeyProbe): number {
     const len = engineKey.length - 1;
     const h = hashBytes(engineKey, 1, len);
-    this.keyHash = h;
-    this.keyLength = len;
+    probe.hash = h;
+    probe.keyLength = len;
     let slot = this.table.findBytes(h, engineKey, 1, len, this.arena);
     if (slot >= 0) {
-      this.foundTable = this.table;
+      probe.table = this.table;
       return slot;
     }
     if (this.old === null) return -1;
     slot = this.old.findBytes(h, engineKey, 1, len, this.arena);
-    if (slot >= 0) this.foundTable = this.old;
+    if (slot >= 0) probe.table = this.old;
     return slot;
-  }
-
-  /** The location in `slot` of the table `find` found the key in. */
-  foundLocation(slot: number): number {
-    return this.foundTable.slots[slot * 2 + 1]!;
   }
 
   /** True if one more key would take the insert table past its load limit: `grow()` first. */
@@ -158,11 +172,11 @@ export class MapIndex {
 
   /**
    * Points a free slot of the insert table at `loc` for a key of hash `h` that is not in the index: `insertAt` of
-   * the `find` just made, or with `probe` the first free slot on the key's path (after growth, or at load).
+   * the `find` just made, or with `seek` the first free slot on the key's path (after growth, or at load).
    */
-  insert(h: number, loc: number, probe: boolean): void {
+  insert(h: number, loc: number, seek: boolean): void {
     const t = this.table;
-    const i = probe ? t.freeSlotFor(h) : t.insertAt;
+    const i = seek ? t.freeSlotFor(h) : t.insertAt;
     if (t.slots[i * 2 + 1] === LOC_TOMBSTONE) t.tombstones--;
     this.seqlock.lock(h);
     t.slots[i * 2] = h;
@@ -173,10 +187,13 @@ export class MapIndex {
     this.seqlock.setSize(this.count);
   }
 
-  /** Turns `slot` of `foundTable` (just found by `find`) into a tombstone, under the key's lock, and frees its block. */
-  remove(slot: number): void {
-    const t = this.foundTable;
-    const h = this.keyHash;
+  /**
+   * Turns `slot` of the table `probe` found its key in (by the `find` just made) into a tombstone, under the key's
+   * lock, and frees its block.
+   */
+  remove(slot: number, probe: KeyProbe): void {
+    const t = probe.table;
+    const h = probe.hash;
     this.seqlock.lock(h);
     const loc = t.slots[slot * 2 + 1]!;
     t.slots[slot * 2 + 1] = LOC_TOMBSTONE;
@@ -196,7 +213,6 @@ export class MapIndex {
   /** Takes the table of a map image (a fresh index only). */
   restore(table: HashTable, count: number): void {
     this.table = table;
-    this.foundTable = table;
     this.count = count;
   }
 

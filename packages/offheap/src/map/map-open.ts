@@ -2,7 +2,7 @@
  * The opener: puts a map together from its parts — index, arena, codec, the store over them, sharing, the worker
  * pool and, for a persisted map, its persistence — and fills it. A memory-only map and a persisted one are two
  * assemblies of the same parts: `memoryParts` starts empty; `openParts` opens the engine, then takes the map's
- * memory from its image when the image is current, or rebuilds it by one scan of the engine. `writeMapImage` is the
+ * memory from its image when the image is current, or rebuilds it by one scan of the engine. `closeParts` is the
  * way back, at close.
  */
 
@@ -15,7 +15,8 @@ import { invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { isUtf8Key } from '../key-bytes.js';
 import { Arena } from '../memory/arena.js';
 import { HashTable } from '../memory/hash-table.js';
-import { beginImageLoad, type ImageContent, type PendingImage, writeImage } from '../persist/image.js';
+import { beginImageLoad, type PendingImage, writeImage } from '../persist/image.js';
+import type { ImageContent } from '../persist/image-header.js';
 import { type ImageEvery, ImageSchedule, imageEveryOf } from '../persist/image-schedule.js';
 import { type ImageLoader, native, warnIfNotMapped } from '../persist/native.js';
 import {
@@ -234,7 +235,32 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
  * nothing is published). An image that cannot be written is reported as a process warning (code
  * HEAPLESS_IMAGE_WRITE_FAILED): nothing is lost, the next open scans the engine.
  */
-export function writeMapImage(tag: ImageTag, index: MapIndex, arena: Arena, store: MapStore, codec: MapCodec): void {
+/**
+ * Ends the parts of a map that takes no more writes: sharing (readers' access) and the worker pool, then for a
+ * persisted map the image schedule; waits for the engine writes, brings in what a crash open still owes
+ * (`settleOwed`), tags the engine's state, writes the map image and closes the engine.
+ */
+export async function closeParts(parts: MapParts, settleOwed: () => void): Promise<void> {
+  parts.sharing.close();
+  await parts.parallel.close();
+  const p = parts.persistence;
+  if (p === null) return;
+  await parts.images?.close();
+  await p.settle();
+  let folded = true;
+  try {
+    settleOwed();
+  } catch (err) {
+    // The engine has every write: the next open replays them again onto the older image.
+    folded = false;
+    process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
+  }
+  const tag = folded ? await p.tag(parts.index.count) : null;
+  if (tag !== null) writeMapImage(tag, parts.index, parts.arena, parts.store, parts.codec);
+  await p.close();
+}
+
+function writeMapImage(tag: ImageTag, index: MapIndex, arena: Arena, store: MapStore, codec: MapCodec): void {
   index.finishGrowth();
   const content = imageContentOf(tag, index, arena, store, codec);
   try {

@@ -7,7 +7,7 @@ import type { StructLayout } from '../struct.js';
 /** Keys are stored with a u16 length. */
 export const MAX_KEY_BYTES = 0xffff;
 
-export type MapKey = string | Uint8Array;
+export type { MapKey } from '../key-bytes.js';
 
 /** Options of a memory-only map (`new OffHeapMap(options)`); `OffHeapMap.open` adds persistence options. */
 export interface OffHeapMapOptions<F extends FieldSpec = FieldSpec> {

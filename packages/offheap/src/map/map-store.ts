@@ -15,7 +15,7 @@ import {
   recordBytes,
 } from '../memory/arena.js';
 import { sizeClassOf } from '../memory/size-class.js';
-import type { MapIndex } from './map-index.js';
+import type { KeyProbe, MapIndex } from './map-index.js';
 import { MAX_KEY_BYTES, type MapKey } from './map-options.js';
 import type { MapSharing } from './map-sharing.js';
 import type { Seqlock } from './seqlock.js';
@@ -28,20 +28,24 @@ export class MapStore {
    * lower re-finds its key instead of reading a block that may hold another record now.
    */
   reclaims = 0;
+  /** What the store's lookups learn of their key, for the write that follows (the store's own: reused). */
+  private readonly probe: KeyProbe;
 
   constructor(
     readonly index: MapIndex,
     readonly arena: Arena,
     private readonly seqlock: Seqlock,
     private readonly sharing: MapSharing,
-  ) {}
+  ) {
+    this.probe = index.probe();
+  }
 
   /**
    * Inserts or replaces `key` with the value `src` (`vlen` bytes long); returns the record's location. Throws
    * KEY_TOO_LARGE or VALUE_TOO_LARGE (map unchanged), INVALID_ARGUMENT (key of the wrong kind).
    */
   put(key: MapKey, src: Uint8Array, vlen: number): number {
-    return this.write(key, this.index.find(key), src, vlen, 0);
+    return this.write(key, this.index.find(key, this.probe), src, vlen, 0);
   }
 
   /**
@@ -49,9 +53,9 @@ export class MapStore {
    * unique and hash and compare like their string, so no lookup is needed.
    */
   load(engineKey: Uint8Array, value: Uint8Array): void {
-    const index = this.index;
-    index.keyHash = hashBytes(engineKey, 1, engineKey.length - 1);
-    index.keyLength = engineKey.length - 1;
+    const probe = this.probe;
+    probe.hash = hashBytes(engineKey, 1, engineKey.length - 1);
+    probe.keyLength = engineKey.length - 1;
     this.write(engineKey, -1, value, value.length, 1);
   }
 
@@ -60,36 +64,38 @@ export class MapStore {
    * key, `value` its new value or undefined for a delete. Throws KEY_TOO_LARGE or VALUE_TOO_LARGE as `put`.
    */
   replay(engineKey: Uint8Array, value: Uint8Array | undefined): void {
-    const slot = this.index.findEngineKey(engineKey);
+    const slot = this.index.findEngineKey(engineKey, this.probe);
     if (value !== undefined) this.write(engineKey, slot, value, value.length, 1);
     else if (slot >= 0) this.remove(slot);
   }
 
-  /** Deletes the record in `slot`, which `index.find` just returned. */
-  remove(slot: number): void {
-    const index = this.index;
-    const loc = index.foundLocation(slot);
-    this.payload -= recordBytes(index.keyLength, this.arena.valueLength(locSegment(loc), locOffset(loc)));
-    index.remove(slot);
+  /** Deletes `key`'s record; false if there is none. Throws INVALID_ARGUMENT (key of the wrong kind). */
+  delete(key: MapKey): boolean {
+    const slot = this.index.find(key, this.probe);
+    if (slot < 0) return false;
+    this.remove(slot);
+    return true;
+  }
+
+  /** Deletes the record in `slot`, which the store's probe just found. */
+  private remove(slot: number): void {
+    const probe = this.probe;
+    const loc = probe.location(slot);
+    this.payload -= recordBytes(probe.keyLength, this.arena.valueLength(locSegment(loc), locOffset(loc)));
+    this.index.remove(slot, probe);
     this.reclaims++;
   }
 
-  /** A copy of the key bytes of the record in `slot`, which `index.find` just returned. */
-  keyOf(slot: number): Uint8Array {
-    const loc = this.index.foundLocation(slot);
-    const start = locOffset(loc) + RECORD_HEADER_BYTES;
-    return this.arena.u8[locSegment(loc)]!.slice(start, start + this.index.keyLength);
-  }
-
   /**
-   * The write behind `put`, `load` and `replay`: `slot` is the key's slot from `find` (-1: absent), `keyOff` where a
-   * byte key's bytes start (1 for engine keys, which carry a namespace byte; an absent one is placed by a probe of
-   * its own).
+   * The write behind `put`, `load` and `replay`: `slot` is the key's slot as the store's probe found it (-1:
+   * absent), whose hash and length it uses; `keyOff` where a byte key's bytes start (1 for engine keys, which carry
+   * a namespace byte; an absent one is placed by a search for a free slot of its own).
    */
   private write(key: MapKey, slot: number, src: Uint8Array, vlen: number, keyOff: number): number {
     const index = this.index;
-    const klen = index.keyLength;
-    const h = index.keyHash;
+    const probe = this.probe;
+    const klen = probe.keyLength;
+    const h = probe.hash;
     if (klen > MAX_KEY_BYTES) {
       throw new OffHeapError(OffHeapErrorCodes.KEY_TOO_LARGE, `key of ${klen} bytes exceeds ${MAX_KEY_BYTES}`);
     }
@@ -103,7 +109,7 @@ export class MapStore {
     const arena = this.arena;
     let loc: number;
     if (slot >= 0) {
-      const t = index.foundTable;
+      const t = probe.table;
       const oldLoc = t.slots[slot * 2 + 1]!;
       const seg = locSegment(oldLoc);
       const off = locOffset(oldLoc);
@@ -163,7 +169,7 @@ export class MapStore {
     if (typeof key === 'string') {
       // `find` just hashed this key: a short ASCII key is already in words (the last word's spare bytes are
       // overwritten by the value below, and stay inside the 8-byte-aligned block).
-      const hasher = this.index.hasher;
+      const hasher = this.probe.hasher;
       if (hasher.wordsValid) {
         const words = hasher.words;
         const i32 = arena.i32[seg]!;

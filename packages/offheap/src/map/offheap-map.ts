@@ -1,41 +1,26 @@
 import type { EngineStats } from '@heapless/engine';
 import type { FieldSpec } from '@heapless/struct';
-import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
-import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
-import type { ImageSchedule, ImageScheduleStats } from '../persist/image-schedule.js';
-import { type MapPersistence, NS_USER_META } from '../persist/persistence.js';
+import { closedError, invalidArgument } from '../errors.js';
+import type { Arena } from '../memory/arena.js';
+import type { ImageScheduleStats } from '../persist/image-schedule.js';
+import { NS_USER_META } from '../persist/persistence.js';
 import type { WorkerFunction } from '../shared/parallel-task.js';
-import { RecordCursor, type ScanCursor } from '../shared/record-cursor.js';
+import type { ScanCursor } from '../shared/record-cursor.js';
 import type { SharedMapHandle } from '../shared/shared-handle.js';
-import type { StructView, StructViewBase, ViewHost } from '../struct-view.js';
-import { viewNotPositioned } from '../struct-view.js';
-import { copyOf } from './copy-of.js';
-import type { ImagePages } from './image-pages.js';
-import { type BatchResult, type BatchWriteOptions, MapBatch } from './map-batch.js';
+import type { StructView } from '../struct-view.js';
+import { type BatchResult, MapBatch } from './map-batch.js';
 import { MapChanges } from './map-changes.js';
 import { checkpointMap, type MapCheckpoint } from './map-checkpoint.js';
 import type { MapCodec } from './map-codec.js';
 import type { MapIndex } from './map-index.js';
 import { MapMetadata, MemoryMetadata } from './map-meta.js';
-import { type MapOrigin, type MapParts, memoryParts, openParts, writeMapImage } from './map-open.js';
+import { closeParts, type MapParts, memoryParts, openParts } from './map-open.js';
 import type { MapKey, MapOpenStats, OffHeapMapOpenOptions, OffHeapMapOptions, OffHeapMapStats } from './map-options.js';
-import type { MapParallel } from './map-parallel.js';
-import type { MapSharing } from './map-sharing.js';
-import type { MapStore } from './map-store.js';
+import { MapRecords } from './map-records.js';
+import { mapStats, openStats } from './map-stats.js';
+import { MapViews } from './map-views.js';
+import { MapWriter } from './map-writer.js';
 import { type RangeOptions, type RangePage, rangePage } from './ordered-range.js';
-import type { PendingSuffix } from './pending-suffix.js';
-import type { Seqlock } from './seqlock.js';
-
-/**
- * How many `durable()` calls in a row may resolve without an event-loop turn. One turn (a setImmediate, about a
- * microsecond) in this many calls costs nothing measurable beside a write(2) per call, and lets timers and I/O run
- * within a millisecond or so of a loop's work.
- */
-const DURABLE_YIELD_EVERY = 1024;
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/** `reclaims` of a closed map: below any count (0 up) and the unpositioned mark (-1) a view can hold. */
-const CLOSED_RECLAIMS = -2;
 
 /**
  * A Map-like store whose keys and values live in SharedArrayBuffers, not on the JS heap.
@@ -54,76 +39,53 @@ const CLOSED_RECLAIMS = -2;
  * across growth can yield a key twice or miss it, so collect keys first if you insert while iterating.
  *
  * The map is an assembly of parts (map-open.ts puts them together): the index (map-index.ts) and the arena hold the
- * records, written through the store (map-store.ts); sharing (map-sharing.ts) and the worker pool (map-parallel.ts)
- * serve other threads; a persisted map adds its persistence (persist/persistence.ts). This class is the API over
- * them, the host of struct views, and the one that drives close.
+ * records, written through the store (map-store.ts) by the write core (map-writer.ts); struct views are hosted by
+ * map-views.ts; sharing (map-sharing.ts) and the worker pool (map-parallel.ts) serve other threads; a persisted map
+ * adds its persistence (persist/persistence.ts). This class is the API over them, and the one that drives close.
  */
-export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldSpec = FieldSpec> implements ViewHost {
-  /** Blocks reclaimed so far (ViewHost): the store's count, copied after every write that can free a block. */
-  reclaims = 0;
+export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldSpec = FieldSpec> {
   /**
    * The map's named metadata (small byte values such as a schema id or a stream position, kept beside the records
    * and out of their key space): `meta.get(name)`, `meta.names()`, `meta.set(name, bytes)`; several names, or names
    * and records together, atomically through `batch()`. See map/map-meta.ts.
    */
   readonly meta: MapMetadata<BatchResult>;
-  private readonly keysAreStrings: boolean;
+  /** The parts the map is made of (map-open.ts); the ones every read and write uses are also fields of their own. */
+  private readonly parts: MapParts<F>;
   private readonly codec: MapCodec<F>;
   private readonly arena: Arena;
   private readonly index: MapIndex;
-  private readonly store: MapStore;
-  private readonly sharing: MapSharing;
-  private readonly seqlock: Seqlock;
-  private readonly parallel: MapParallel;
-  private readonly persistence: MapPersistence | null;
-  private readonly origin: MapOrigin;
-  private readonly memoryMeta: MemoryMetadata;
-  private readonly images: ImageSchedule | null;
-  /** The WAL writes a crash open replays after it returns (pending-suffix.ts), until all are in; else null. */
-  private pending: PendingSuffix | null;
-  /** The same, kept for `openStats` once done. */
-  private readonly suffix: PendingSuffix | null;
-  /** A mapped image's pages, copied in bulk before large batches (image-pages.ts), else null. */
-  private readonly imagePages: ImagePages | null;
+  private readonly writer: MapWriter;
+  private readonly views: MapViews;
+  private readonly records: MapRecords<K, V, F>;
   /** The engine directory of a persisted map. */
   private readonly dir: string | null;
   private closed = false;
-  /** Calls of `durable()` since one last waited for the next event-loop turn. */
-  private durableCalls = 0;
   private changeFeed: MapChanges | undefined;
-  /** msgpackr structures grew and the engine has not been given them yet (it gets them with the next value). */
-  private unsavedStructures = false;
 
   /**
    * A memory-only map. Throws INVALID_ARGUMENT on bad options. (`parts` is the opener's: `OffHeapMap.open` passes
    * the parts of a persisted map.)
    */
   constructor(options: OffHeapMapOptions<F> = {}, parts: MapParts<F> = memoryParts(options)) {
-    this.keysAreStrings = parts.keysAreStrings;
+    this.parts = parts;
     this.codec = parts.codec;
     this.arena = parts.arena;
     this.index = parts.index;
-    this.store = parts.store;
-    this.sharing = parts.sharing;
-    this.seqlock = parts.seqlock;
-    this.parallel = parts.parallel;
-    this.persistence = parts.persistence;
-    this.origin = parts.origin;
-    this.memoryMeta = new MemoryMetadata();
+    const memoryMeta = new MemoryMetadata();
+    this.writer = new MapWriter(parts, memoryMeta);
+    this.views = new MapViews(parts.index, parts.arena, parts.store, parts.seqlock, this.writer);
+    this.records = new MapRecords(parts.index, parts.arena, parts.codec, parts.keysAreStrings, this.writer);
     this.meta = new MapMetadata(
       parts.persistence,
-      this.memoryMeta,
+      memoryMeta,
       () => this.batch(),
       () => {
         if (this.closed) throw closedError('map');
       },
       NS_USER_META,
     );
-    this.images = parts.images;
-    this.pending = parts.pending;
-    this.suffix = parts.pending;
-    this.imagePages = parts.imagePages;
-    this.pending?.start();
+    parts.pending?.start();
     this.dir = (options as Partial<OffHeapMapOpenOptions<F>>).dir ?? null;
   }
 
@@ -142,66 +104,40 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /**
    * Resolves when every mutation made so far is durable at the map's `sync` level (see `open`); at once for a
-   * memory-only map; one call in DURABLE_YIELD_EVERY resolves an event-loop turn later, so that a loop awaiting it
+   * memory-only map; one call in 1024 (map-writer.ts) resolves an event-loop turn later, so that a loop awaiting it
    * lets timers and I/O run. Rejects with PERSIST_FAILED if an engine write failed (the map then refuses writes).
    */
   durable(): Promise<void> {
-    const done = this.persistence === null ? Promise.resolve() : this.persistence.durable();
-    // Writes that need no fdatasync are durable once their write(2) returned, which a later microtask reports, and a
-    // memory-only map has nothing to wait for: a loop awaiting durable() would never leave the microtask queue, and
-    // timers and I/O would wait for the whole loop. One call in DURABLE_YIELD_EVERY also waits an event-loop turn.
-    if (++this.durableCalls < DURABLE_YIELD_EVERY) return done;
-    this.durableCalls = 0;
-    return done.then(nextTurn);
+    return this.writer.durable();
   }
 
   /** Like `durable()`, but forces an fdatasync of every write so far whatever the `sync` level. */
   flush(): Promise<void> {
-    return this.persistence === null ? Promise.resolve() : this.persistence.flush();
+    return this.parts.persistence === null ? Promise.resolve() : this.parts.persistence.flush();
   }
 
   /** Number of entries. Throws CLOSED after `close()`, as every read and write does. */
   get size(): number {
-    if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.settle();
+    this.whole();
     return this.index.count;
   }
 
   /** The decoded value for `key` (a new object each call), or undefined. Throws DECODE_FAILED, INVALID_ARGUMENT, CLOSED. */
   get(key: K): V | undefined {
     if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.owe(key);
-    const index = this.index;
-    const slot = index.find(key);
-    if (slot < 0) return undefined;
-    const loc = index.foundLocation(slot);
-    const seg = locSegment(loc);
-    const off = locOffset(loc);
-    return this.codec.decode(
-      this.arena,
-      seg,
-      off + RECORD_HEADER_BYTES + index.keyLength,
-      this.arena.valueLength(seg, off),
-    ) as V;
+    return this.records.get(key);
   }
 
   /** True if `key` is present. */
   has(key: K): boolean {
     if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.owe(key);
-    return this.index.find(key) >= 0;
+    return this.records.has(key);
   }
 
   /** A copy of the stored bytes of `key`'s value (msgpack or struct layout), or undefined. */
   getBytes(key: K): Uint8Array | undefined {
     if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.owe(key);
-    const slot = this.index.find(key);
-    if (slot < 0) return undefined;
-    const loc = this.index.foundLocation(slot);
-    const arena = this.arena;
-    const start = locOffset(loc) + RECORD_HEADER_BYTES + this.index.keyLength;
-    return copyOf(arena.u8[locSegment(loc)]!, start, start + arena.valueLength(locSegment(loc), locOffset(loc)));
+    return this.records.getBytes(key);
   }
 
   /**
@@ -210,17 +146,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * PERSIST_FAILED (an earlier engine write failed), CLOSED.
    */
   set(key: K, value: V): this {
-    this.checkWritable();
-    if (this.pending !== null) this.owe(key);
-    const bytes = this.codec.encode(value);
-    if (this.codec.takeGrown()) {
-      // Readers learn the new structures before any value using them can be seen; the engine gets them with it.
-      this.sharing.publish();
-      this.unsavedStructures = true;
-    }
-    const loc = this.store.put(key, bytes, bytes.length);
-    this.reclaims = this.store.reclaims;
-    if (this.persistence !== null) this.persist(loc);
+    this.writer.set(key, value);
     return this;
   }
 
@@ -229,27 +155,13 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * struct's size. Same errors as `set`.
    */
   setBytes(key: K, bytes: Uint8Array): this {
-    this.checkWritable();
-    if (this.pending !== null) this.owe(key);
-    this.codec.checkBytes(bytes);
-    const loc = this.store.put(key, bytes, bytes.length);
-    this.reclaims = this.store.reclaims;
-    if (this.persistence !== null) this.persist(loc);
+    this.writer.setBytes(key, bytes);
     return this;
   }
 
   /** Removes `key`; true if it was present. Throws PERSIST_FAILED, CLOSED. */
   delete(key: K): boolean {
-    this.checkWritable();
-    if (this.pending !== null) this.owe(key);
-    const slot = this.index.find(key);
-    if (slot < 0) return false;
-    // The engine copies the key before returning, but the block is freed first: copy it out before.
-    const keyBytes = this.persistence === null ? null : this.store.keyOf(slot);
-    this.store.remove(slot);
-    this.reclaims = this.store.reclaims;
-    if (keyBytes !== null) this.persistence!.del(keyBytes);
-    return true;
+    return this.writer.delete(key);
   }
 
   /**
@@ -258,7 +170,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * none of it — and resolves with the batch's engine `sequence` once durable.
    */
   batch(): MapBatch<K, V> {
-    return new MapBatch<K, V>(this.codec, this.keysAreStrings, this.commitBatch);
+    return new MapBatch<K, V>(this.codec, this.parts.keysAreStrings, this.writer);
   }
 
   /**
@@ -280,28 +192,28 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   range(options: RangeOptions<K> = {}): RangePage<K> {
     if (this.closed) throw closedError('map');
     // A crash open's pending writes need not go in: only a persisted map has them, and its pages come from the engine.
-    return rangePage(options, this.keysAreStrings, this.persistence, this.index.tables(), this.arena);
+    return rangePage(options, this.parts.keysAreStrings, this.parts.persistence, this.index.tables(), this.arena);
   }
 
   /** Removes every entry (one persisted delete per key); the metadata (`meta`) stays. */
   clear(): void {
-    this.checkWritable();
+    this.writer.checkWritable();
     for (const k of Array.from(this.keys())) this.delete(k);
   }
 
   /** Keys, in index order. */
-  *keys(): IterableIterator<K> {
-    for (const [seg, off] of this.records()) yield this.readKey(seg, off);
+  keys(): IterableIterator<K> {
+    return this.records.keys();
   }
 
   /** Decoded values, in index order. */
-  *values(): IterableIterator<V> {
-    for (const [seg, off] of this.records()) yield this.readValue(seg, off);
+  values(): IterableIterator<V> {
+    return this.records.values();
   }
 
   /** [key, value] pairs, in index order. */
-  *entries(): IterableIterator<[K, V]> {
-    for (const [seg, off] of this.records()) yield [this.readKey(seg, off), this.readValue(seg, off)];
+  entries(): IterableIterator<[K, V]> {
+    return this.records.entries();
   }
 
   [Symbol.iterator](): IterableIterator<[K, V]> {
@@ -310,7 +222,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
 
   /** Calls `fn(value, key, map)` for each entry, like Map#forEach. */
   forEach(fn: (value: V, key: K, map: this) => void): void {
-    for (const [seg, off] of this.records()) fn(this.readValue(seg, off), this.readKey(seg, off), this);
+    for (const [key, value] of this.records.entries()) fn(value, key, this);
   }
 
   /**
@@ -322,49 +234,13 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   view(): StructView<F> {
     const type = this.codec.structType;
     if (type === null) throw invalidArgument('view() needs a map created with { struct }');
-    return type.createView(this);
+    return type.createView(this.views);
   }
 
   /** Positions `view` on `key`'s record; false (view unchanged) if `key` is absent. No allocation. */
   locate(key: K, view: StructView<F>): boolean {
     if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.owe(key);
-    const index = this.index;
-    const slot = index.find(key);
-    if (slot < 0) return false;
-    const loc = index.foundLocation(slot);
-    const seg = locSegment(loc);
-    const start = locOffset(loc) + RECORD_HEADER_BYTES + index.keyLength;
-    const arena = this.arena;
-    (view as StructViewBase<F>)._position(
-      arena.u8[seg]!,
-      arena.dv[seg]!,
-      start,
-      this.reclaims,
-      key,
-      loc,
-      index.keyHash,
-    );
-    return true;
-  }
-
-  /** ViewHost: re-finds a view's key after space was reclaimed. */
-  revalidate<G extends FieldSpec>(view: StructViewBase<G>): void {
-    if (view._reclaims === -1) throw new OffHeapError(OffHeapErrorCodes.VIEW_NOT_POSITIONED, 'view is not positioned');
-    if (this.closed) throw closedError('map');
-    if (!this.locate(view._key as K, view as unknown as StructView<F>)) throw viewNotPositioned(view._key);
-  }
-
-  /** ViewHost: before an in-place field write. */
-  beginWrite<G extends FieldSpec>(view: StructViewBase<G>): void {
-    this.checkWritable();
-    this.seqlock.lock(view._hash);
-  }
-
-  /** ViewHost: after an in-place field write — publish and persist the record. */
-  endWrite<G extends FieldSpec>(view: StructViewBase<G>): void {
-    this.seqlock.unlock(view._hash);
-    if (this.persistence !== null) this.persist(view._loc);
+    return this.views.locate(key, view);
   }
 
   /**
@@ -372,46 +248,18 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * writes not in it yet (`openStats.replayPending`).
    */
   stats(): OffHeapMapStats {
-    const a = this.arena;
-    const index = this.index;
-    const t = index.table;
-    return {
-      entries: index.count,
-      indexBytes: index.bytes,
-      indexCapacity: t.capacity,
-      loadFactor: (t.live + t.tombstones) / t.capacity,
-      tombstones: index.tombstones,
-      growing: index.old !== null,
-      arenaBytes: a.reservedBytes,
-      arenaUsedBytes: a.usedBytes,
-      liveBytes: a.liveBytes,
-      payloadBytes: this.store.payload,
-      garbageBytes: a.freeBytes + a.wasteBytes,
-      segments: a.buffers.length,
-      loadedFrom: this.origin.loadedFrom,
-      imageLoader: this.origin.imageLoader,
-      imageRejected: this.origin.imageRejected,
-    };
+    return mapStats(this.parts);
   }
 
   /** How the last open filled the map: from its image (and how many WAL writes it replayed onto it), or a scan. */
   get openStats(): MapOpenStats {
-    const o = this.origin;
-    const s = this.suffix;
-    return {
-      source: o.loadedFrom,
-      replayed: o.replayed,
-      replayPending: s === null ? 0 : s.remaining,
-      replayPages: s === null ? 0 : s.pages,
-      imagePagesCopied: this.imagePages === null ? 0 : this.imagePages.pages,
-      imageCheck: o.imageCheck,
-      imageRejected: o.imageRejected,
-    };
+    return openStats(this.parts);
   }
 
   /** Counters of the images written while the map runs (see `imageEvery`), or undefined when it keeps none. */
   imageStats(): ImageScheduleStats | undefined {
-    return this.images === null ? undefined : { ...this.images.stats };
+    const images = this.parts.images;
+    return images === null ? undefined : { ...images.stats };
   }
 
   /**
@@ -421,7 +269,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   async writeImage(): Promise<boolean> {
     if (this.closed) throw closedError('map');
-    return this.images === null ? false : this.images.writeNow();
+    return this.parts.images === null ? false : this.parts.images.writeNow();
   }
 
   /**
@@ -434,9 +282,10 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   async checkpoint(dir: string): Promise<MapCheckpoint> {
     if (this.closed) throw closedError('map');
-    if (this.persistence === null || this.dir === null) throw invalidArgument('checkpoint() needs a persisted map');
-    if (this.pending !== null) this.settle();
-    return checkpointMap(dir, this.dir, this.persistence, this.images);
+    if (this.parts.persistence === null || this.dir === null)
+      throw invalidArgument('checkpoint() needs a persisted map');
+    this.writer.settle();
+    return checkpointMap(dir, this.dir, this.parts.persistence, this.parts.images);
   }
 
   /**
@@ -445,21 +294,21 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   get changes(): MapChanges | undefined {
     if (this.closed) throw closedError('map');
-    if (this.persistence === null) return undefined;
-    this.changeFeed ??= new MapChanges(this.persistence.engine);
+    if (this.parts.persistence === null) return undefined;
+    this.changeFeed ??= new MapChanges(this.parts.persistence.engine);
     return this.changeFeed;
   }
 
   /** The persisting engine's stats (levels, flushes, compactions, stalls...), or undefined for a memory-only map. */
   engineStats(): EngineStats | undefined {
-    return this.persistence?.engineStats();
+    return this.parts.persistence?.engineStats();
   }
 
   /** Index and arena state as text, for tests and debugging (lists every slot: small maps only). */
   dump(): string {
-    if (this.pending !== null) this.settle();
+    this.writer.settle();
     return [
-      `map entries=${this.index.count} layoutGeneration=${this.sharing.layoutGeneration}`,
+      `map entries=${this.index.count} layoutGeneration=${this.parts.sharing.layoutGeneration}`,
       this.index.dump(),
       this.arena.dump(),
     ].join('\n');
@@ -471,10 +320,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * `close()` releases it; the map's `close()` ends every reader's access.
    */
   share(): SharedMapHandle {
-    if (this.closed) throw closedError('map');
     // Readers read the memory itself: it must hold every write first.
-    if (this.pending !== null) this.settle();
-    return this.sharing.share();
+    this.whole();
+    return this.parts.sharing.share();
   }
 
   /**
@@ -489,10 +337,9 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * cause; an OffHeapError keeps its code), INVALID_ARGUMENT (no function of that name) or CLOSED, once every
    * partition has settled.
    */
-  async scan<R>(fn: WorkerFunction, partitions = this.parallel.threads * 4): Promise<R[]> {
-    if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.settle();
-    return (await this.parallel.run('scan', fn, partitions)) as R[];
+  async scan<R>(fn: WorkerFunction, partitions = this.parts.parallel.threads * 4): Promise<R[]> {
+    this.whole();
+    return (await this.parts.parallel.run('scan', fn, partitions)) as R[];
   }
 
   /**
@@ -500,17 +347,15 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * `fn.name`, default `default`) is true, evaluated on the worker threads, each value decoded in the worker and
    * structured-cloned back. Same module forms, concurrency rules and rejections as `scan`.
    */
-  async filter(fn: WorkerFunction, partitions = this.parallel.threads * 4): Promise<[K, V][]> {
-    if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.settle();
-    return ((await this.parallel.run('filter', fn, partitions)) as [K, V][][]).flat();
+  async filter(fn: WorkerFunction, partitions = this.parts.parallel.threads * 4): Promise<[K, V][]> {
+    this.whole();
+    return ((await this.parts.parallel.run('filter', fn, partitions)) as [K, V][][]).flat();
   }
 
   /** Decoded values of `keys` (undefined where absent), looked up on worker threads in parallel. */
   async getMany(keys: readonly K[]): Promise<(V | undefined)[]> {
-    if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.settle();
-    return (await this.parallel.getMany(keys)) as (V | undefined)[];
+    this.whole();
+    return (await this.parts.parallel.getMany(keys)) as (V | undefined)[];
   }
 
   /**
@@ -520,23 +365,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   scanSync<R>(fn: (cursor: ScanCursor<K, V, F>, arg: unknown) => R, arg?: unknown): R[] {
     if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.settle();
-    const out: R[] = [];
-    for (const t of this.index.tables()) {
-      const cursor = new RecordCursor<K, V, F>(
-        t,
-        0,
-        t.capacity,
-        this.arena,
-        null,
-        this.keysAreStrings,
-        this.codec.msgpack,
-        this.codec.structType,
-        () => true,
-      );
-      out.push(fn(cursor, arg));
-    }
-    return out;
+    return this.records.scan(fn, arg);
   }
 
   /**
@@ -547,140 +376,19 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // Views positioned before close see a count no view holds, and go to `revalidate`, which throws CLOSED: no
-    // check on the field accessors' path.
-    this.reclaims = CLOSED_RECLAIMS;
-    this.pending?.stop();
-    this.sharing.close();
-    await this.parallel.close();
-    const p = this.persistence;
-    if (p === null) return;
-    await this.images?.close();
-    await p.settle();
-    let folded = true;
-    try {
-      this.pending?.settle();
-    } catch (err) {
-      // The engine has every write: the next open replays them again onto the older image.
-      folded = false;
-      process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
-    }
-    const tag = folded ? await p.tag(this.index.count) : null;
-    if (tag !== null) writeMapImage(tag, this.index, this.arena, this.store, this.codec);
-    await p.close();
+    this.views.close();
+    this.records.close();
+    this.writer.close();
+    await closeParts(this.parts, () => this.writer.finish());
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
-  // ---- internals --------------------------------------------------------------------------------------------
-
-  /** Applies a batch's operations (after the checks of a write), with the structure table if the engine lacks it. */
-  private readonly commitBatch = (
-    batch: MapBatch<K, V>,
-    options: BatchWriteOptions | undefined,
-  ): Promise<BatchResult> => {
-    this.checkWritable();
-    if (this.codec.takeGrown()) {
-      // The batch's values were encoded as it was filled: readers learn their structures before any can be seen.
-      this.sharing.publish();
-      this.unsavedStructures = true;
-    }
-    let structures = null;
-    if (this.persistence !== null && this.unsavedStructures) {
-      structures = this.codec.structures();
-      this.unsavedStructures = false;
-    }
-    const target = {
-      index: this.index,
-      store: this.store,
-      persistence: this.persistence,
-      memoryMeta: this.memoryMeta,
-      pending: this.pending,
-      pages: this.imagePages,
-    };
-    const result = batch.apply(target, structures, options?.sync === true);
-    if (this.pending?.done === true) this.pending = null;
-    this.reclaims = this.store.reclaims;
-    return result;
-  };
-
-  /** Writes the record at `loc` to the engine, with the structure table if it grew since the engine last got it. */
-  private persist(loc: number): void {
-    const arena = this.arena;
-    const seg = locSegment(loc);
-    const off = locOffset(loc);
-    const u8 = arena.u8[seg]!;
-    const kstart = off + RECORD_HEADER_BYTES;
-    const vstart = kstart + arena.keyLength(seg, off);
-    let structures = null;
-    if (this.unsavedStructures) {
-      structures = this.codec.structures();
-      this.unsavedStructures = false;
-    }
-    this.persistence!.put(
-      u8.subarray(kstart, vstart),
-      u8.subarray(vstart, vstart + arena.valueLength(seg, off)),
-      structures,
-    );
-  }
-
-  private checkWritable(): void {
+  /** Before what sees the whole map: CLOSED once closed, else every write a crash open still owes, into the map. */
+  private whole(): void {
     if (this.closed) throw closedError('map');
-    if (this.persistence !== null && this.persistence.failure !== undefined) {
-      throw new OffHeapError(
-        OffHeapErrorCodes.PERSIST_FAILED,
-        'an earlier engine write failed; the map refuses writes',
-        {
-          cause: this.persistence.failure,
-        },
-      );
-    }
-  }
-
-  /**
-   * Before a read or write of `key`: its writes still owed by a crash open, into the map. A key of the wrong kind is
-   * left to the lookup after, which throws INVALID_ARGUMENT.
-   */
-  private owe(key: MapKey): void {
-    const p = this.pending!;
-    if (typeof key === 'string') {
-      if (this.keysAreStrings) p.foldString(key, this.index.hasher);
-    } else if (key instanceof Uint8Array && !this.keysAreStrings) p.foldBytes(key, 0, key.length);
-    if (p.done) this.pending = null;
-  }
-
-  /** Before what sees the whole map: every write still owed by a crash open, into the map. */
-  private settle(): void {
-    this.pending!.settle();
-    this.pending = null;
-  }
-
-  /** Live records in index order (old table first while growing), as [segment, offset] pairs. */
-  private *records(): IterableIterator<[number, number]> {
-    if (this.closed) throw closedError('map');
-    if (this.pending !== null) this.settle();
-    for (const t of this.index.tables()) {
-      for (let i = 0; i < t.capacity; i++) {
-        const loc = t.slots[i * 2 + 1]!;
-        if (loc <= LOC_TOMBSTONE) continue;
-        // An iteration started before close() ends with it, as every read does.
-        if (this.closed) throw closedError('map');
-        yield [locSegment(loc), locOffset(loc)];
-      }
-    }
-  }
-
-  private readKey(seg: number, off: number): K {
-    const u8 = this.arena.u8[seg]!;
-    const klen = this.arena.keyLength(seg, off);
-    const start = off + RECORD_HEADER_BYTES;
-    return (this.keysAreStrings ? u8.toString('utf8', start, start + klen) : copyOf(u8, start, start + klen)) as K;
-  }
-
-  private readValue(seg: number, off: number): V {
-    const a = this.arena;
-    return this.codec.decode(a, seg, off + RECORD_HEADER_BYTES + a.keyLength(seg, off), a.valueLength(seg, off)) as V;
+    this.writer.settle();
   }
 }

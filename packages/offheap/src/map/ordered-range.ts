@@ -13,7 +13,7 @@ import { illFormedKey, utf8Length, writeUtf8 } from '../key-bytes.js';
 import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import type { HashTable } from '../memory/hash-table.js';
 import type { MapPersistence } from '../persist/persistence.js';
-import { copyOf } from './copy-of.js';
+import { copyOf } from '../shared/copy-of.js';
 
 /** What `range` selects: keys starting with `prefix`, at or after `gte` / after `gt`, before `lt`. */
 export interface RangeOptions<K> {

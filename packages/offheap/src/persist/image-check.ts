@@ -6,7 +6,7 @@
  * (`verifiedImage` of `OffHeapMap.open`), so that a fresh copy's pages come in from the disk when first touched.
  */
 import { crc32c } from '@node-rs/crc32';
-import { FIXED_BYTES, type Header, headerLength, parseHeader, type Section } from './image.js';
+import { FIXED_BYTES, type Header, headerLength, parseHeader, type Section } from './image-header.js';
 import { CHECKSUM_CHUNK_BYTES } from './native.js';
 
 const minted = Symbol('VerifiedImage');

@@ -23,7 +23,8 @@ import { renameSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { invalidArgument } from '../errors.js';
-import { IMAGE_FILE, IMAGE_TEMP_FILE, type ImageContent, writeImageFile } from './image.js';
+import { IMAGE_FILE, IMAGE_TEMP_FILE, writeImageFile } from './image.js';
+import type { ImageContent } from './image-header.js';
 import { type EnginePersistence, IMAGE_KEY } from './persistence.js';
 
 /** When a running map writes its image: after `bytes` bytes of keys and values written, or `seconds` (0: never). */
@@ -74,8 +75,8 @@ export class ImageSchedule {
   private held = 0;
   private closed = false;
   private queued = false;
+  /** The bytes trigger fired (persistence disarmed it: `rearm` arms it again once an image was tried). */
   private readonly due = (): void => {
-    this.persistence.imageDueBytes = Number.POSITIVE_INFINITY;
     if (this.queued) return;
     this.queued = true;
     // After the write that crossed the threshold has returned: the map is whole again.
@@ -92,10 +93,7 @@ export class ImageSchedule {
     private readonly every: ImageEvery,
     private readonly source: ImageSource,
   ) {
-    if (every.bytes > 0) {
-      persistence.imageDue = this.due;
-      persistence.imageDueBytes = persistence.bytesWritten + every.bytes;
-    }
+    if (every.bytes > 0) persistence.onBytes(every.bytes, this.due);
     this.timer = every.seconds > 0 ? setInterval(this.tick, every.seconds * 1000) : null;
     this.timer?.unref();
   }
@@ -120,8 +118,7 @@ export class ImageSchedule {
 
   /** The bytes trigger fires again once `every.bytes` more were written (from now). */
   private rearm(): void {
-    const p = this.persistence;
-    if (this.every.bytes > 0 && !this.closed) p.imageDueBytes = p.bytesWritten + this.every.bytes;
+    if (this.every.bytes > 0 && !this.closed) this.persistence.onBytes(this.every.bytes, this.due);
   }
 
   private async attempt(): Promise<boolean> {
@@ -164,8 +161,7 @@ export class ImageSchedule {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer !== null) clearInterval(this.timer);
-    this.persistence.imageDue = null;
-    this.persistence.imageDueBytes = Number.POSITIVE_INFINITY;
+    this.persistence.cancelOnBytes();
     while (this.running !== null) await this.running;
   }
 
@@ -193,7 +189,7 @@ export class ImageSchedule {
     await syncPath(tmp, 'r+');
     renameSync(tmp, join(this.dir, IMAGE_FILE));
     await syncPath(this.dir, 'r');
-    p.imageSequence = sequence;
+    p.imageWritten(sequence);
     engine.retainWalAfter(sequence - 1);
     await flushed;
     this.stats.written++;

@@ -3,6 +3,7 @@ import { ENTRY_HEADER_SIZE, type Engine, type EngineStats, WriteBatch, type Writ
 import { pack, unpack } from 'msgpackr';
 import type { Structures } from '../codec/msgpack-codec.js';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
+import { type MapKey, utf8Length, writeUtf8 } from '../key-bytes.js';
 
 /**
  * How a map lives in its engine directory. Engine keys carry a one-byte namespace so the map's own metadata can
@@ -98,7 +99,8 @@ export interface MapPersistence {
    * structure table in the same atomic write when it grew with this value.
    */
   put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void;
-  del(key: Uint8Array): void;
+  /** Records that `key` (a string key as its UTF-8) is deleted. */
+  del(key: MapKey): void;
   /** Resolves when every write recorded so far is durable at the map's sync level; rejects with the first failure. */
   durable(): Promise<void>;
   /** Resolves when every write recorded so far is fsynced. */
@@ -237,15 +239,13 @@ export class EnginePersistence implements MapPersistence {
     this.onSettled();
   };
 
-  /**
-   * Bytes of keys and values written so far, and the count at which `imageDue` is called (the periodic image's
-   * trigger, persist/image-schedule.ts; Infinity: none due).
-   */
-  bytesWritten = 0;
-  imageDueBytes = Number.POSITIVE_INFINITY;
-  imageDue: (() => void) | null = null;
+  /** Bytes of keys and values written so far: the periodic image's trigger counts them (`onBytes`). */
+  private bytesWritten = 0;
+  /** The count at which `due` is called (Infinity: none armed). */
+  private dueAt = Number.POSITIVE_INFINITY;
+  private due: (() => void) | null = null;
   /** The engine sequence of the newest image on disk that this engine's state follows from (-1: none). */
-  imageSequence: number;
+  private newestImage: number;
 
   engineStats(): EngineStats {
     return this.engine.stats();
@@ -262,11 +262,36 @@ export class EnginePersistence implements MapPersistence {
     private readonly sync: boolean,
     private readonly image: ImageSettings | null,
   ) {
-    this.imageSequence = image === null ? -1 : image.loadedSequence;
+    this.newestImage = image === null ? -1 : image.loadedSequence;
+  }
+
+  /** The engine sequence of the newest image on disk that this engine's state follows from (-1: none). */
+  get imageSequence(): number {
+    return this.newestImage;
+  }
+
+  /** Records that an image of the engine's state at `sequence` is now on disk (image-schedule.ts wrote it). */
+  imageWritten(sequence: number): void {
+    this.newestImage = sequence;
+  }
+
+  /**
+   * Calls `due` once, during the write that takes the bytes of keys and values written from now past `bytes`;
+   * replaces the trigger armed before. The periodic image's byte trigger (image-schedule.ts).
+   */
+  onBytes(bytes: number, due: () => void): void {
+    this.dueAt = this.bytesWritten + bytes;
+    this.due = due;
+  }
+
+  /** Disarms the trigger of `onBytes`. */
+  cancelOnBytes(): void {
+    this.dueAt = Number.POSITIVE_INFINITY;
+    this.due = null;
   }
 
   put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void {
-    if ((this.bytesWritten += key.length + value.length) >= this.imageDueBytes) this.imageDue?.();
+    if ((this.bytesWritten += key.length + value.length) >= this.dueAt) this.fireDue();
     const k = this.dataKey(key);
     if (structures === null) {
       this.track(this.engine.put(k, value, { sync: this.sync }));
@@ -279,9 +304,10 @@ export class EnginePersistence implements MapPersistence {
     this.track(this.engine.write(ops, { sync: this.sync }));
   }
 
-  del(key: Uint8Array): void {
-    if ((this.bytesWritten += key.length) >= this.imageDueBytes) this.imageDue?.();
-    this.track(this.engine.delete(this.dataKey(key), { sync: this.sync }));
+  del(key: MapKey): void {
+    const k = this.dataKey(key);
+    if ((this.bytesWritten += k.length - 1) >= this.dueAt) this.fireDue();
+    this.track(this.engine.delete(k, { sync: this.sync }));
   }
 
   /**
@@ -313,7 +339,7 @@ export class EnginePersistence implements MapPersistence {
    */
   async tag(entries: number): Promise<ImageTag | null> {
     const image = this.image;
-    if (image !== null && this.failure === undefined && this.engine.stats().lastSequence === this.imageSequence) {
+    if (image !== null && this.failure === undefined && this.engine.stats().lastSequence === this.newestImage) {
       return null;
     }
     // Into a table with everything written so far: the next open then replays a WAL of two records instead of up
@@ -417,13 +443,24 @@ export class EnginePersistence implements MapPersistence {
     return out;
   }
 
-  /** The engine key of a user key: NS_DATA then the key, in a scratch the engine copies from before returning. */
-  private dataKey(key: Uint8Array): Uint8Array {
-    const n = key.length + 1;
+  /**
+   * The engine key of a user key: NS_DATA then the key (a string key's UTF-8), in a scratch the engine copies from
+   * before returning.
+   */
+  private dataKey(key: MapKey): Uint8Array {
+    const n = (typeof key === 'string' ? utf8Length(key) : key.length) + 1;
     if (n > this.keyScratch.length) this.keyScratch = Buffer.allocUnsafeSlow(Math.max(n, this.keyScratch.length * 2));
     this.keyScratch[0] = NS_DATA;
-    this.keyScratch.set(key, 1);
+    if (typeof key === 'string') writeUtf8(key, this.keyScratch, 1);
+    else this.keyScratch.set(key, 1);
     return this.keyScratch.subarray(0, n);
+  }
+
+  /** The `onBytes` trigger fired: it is called once, until armed again. */
+  private fireDue(): void {
+    const due = this.due;
+    this.cancelOnBytes();
+    due?.();
   }
 
   private track(p: Promise<void>): void {

@@ -1,11 +1,11 @@
 import type { FieldSpec, StructValue } from '@heapless/struct';
 import type { MsgpackCodec } from '../codec/msgpack-codec.js';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
-import { copyOf } from '../map/copy-of.js';
 import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import type { HashTable } from '../memory/hash-table.js';
 import type { StructLayout } from '../struct.js';
 import type { StructView, StructViewBase, ViewHost } from '../struct-view.js';
+import { copyOf } from './copy-of.js';
 import { stripeOf } from './shared-control.js';
 
 /**

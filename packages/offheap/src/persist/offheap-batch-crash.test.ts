@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OffHeapMap } from '@heapless/offheap';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runUntilKilled } from './kill-child.js';
+import { OffHeapMap } from '../index.js';
+import { runUntilKilled } from '../test-support/kill-child.js';
 
-const DIST = new URL('../packages/offheap/dist/index.js', import.meta.url).href;
+const DIST = new URL('../../dist/index.js', import.meta.url).href;
 const root = mkdtempSync(join(tmpdir(), 'offheap-batch-crash-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { array, OffHeapErrorCodes, OffHeapMap, struct, utf8 } from '@heapless/offheap';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { array, OffHeapErrorCodes, OffHeapMap, struct, utf8 } from '../index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'offheap-model-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -1,11 +1,11 @@
 import { cpSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nativeStatus, OffHeapMap } from '@heapless/offheap';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runUntilKilled } from './kill-child.js';
+import { nativeStatus, OffHeapMap } from '../index.js';
+import { runUntilKilled } from '../test-support/kill-child.js';
 
-const DIST = new URL('../packages/offheap/dist/index.js', import.meta.url).href;
+const DIST = new URL('../../dist/index.js', import.meta.url).href;
 const root = mkdtempSync(join(tmpdir(), 'offheap-replay-crash-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

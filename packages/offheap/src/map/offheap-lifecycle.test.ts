@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OffHeapErrorCodes, OffHeapMap, OffHeapMapReader } from '@heapless/offheap';
 import { afterAll, describe, expect, it } from 'vitest';
+import { OffHeapErrorCodes, OffHeapMap, OffHeapMapReader } from '../index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'offheap-life-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

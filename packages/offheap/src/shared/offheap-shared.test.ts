@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   array,
   OffHeapErrorCodes,
@@ -11,10 +12,9 @@ import {
   struct,
   utf8,
   type WorkerFunction,
-} from '@heapless/offheap';
-import { afterEach, describe, expect, it } from 'vitest';
+} from '../index.js';
 
-const DIST = new URL('../packages/offheap/dist/index.js', import.meta.url).href;
+const DIST = new URL('../../dist/index.js', import.meta.url).href;
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of closers.splice(0)) await c();

@@ -1,8 +1,8 @@
 import { type Infer, StructViewCore } from '@heapless/struct';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ErrorCode } from './error-codes.js';
-import { HeaplessError } from './heapless-error.js';
+import type { ErrorCode } from '../protocol/error-codes.js';
+import { HeaplessError } from '../protocol/heapless-error.js';
 import { array, struct, utf8 } from './struct-layout.js';
 import { StructViewBase } from './struct-view.js';
 

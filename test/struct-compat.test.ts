@@ -1,5 +1,5 @@
 /**
- * The client's struct layout (packages/client/src/struct-*.ts) against offheap's (packages/offheap/src/struct.ts):
+ * The client's struct layout (packages/client/src/struct/) against offheap's (packages/offheap/src/struct.ts):
  * records written by one side's encoder or views are read by the other's, over every field type and its edges.
  * The server stores a struct collection's values as the client sent them, so this is what makes a client view
  * of an `OffHeapMap` struct record (and the reverse) mean the same thing.

@@ -2,12 +2,13 @@
  * @heapless/client for browsers (and any runtime with a global `WebSocket`): `connect` over the global `WebSocket`,
  * `httpClient` over `fetch`. Imports nothing Node-specific.
  */
-import { connectWith } from './connect-with.js';
-import { PROTOCOL } from './limits.js';
-import type { Remote } from './remote-types.js';
-import type { ConnectOptions } from './rpc-client.js';
-import type { SocketLike } from './socket-like.js';
-import { tokenProtocol } from './token.js';
+
+import { PROTOCOL } from './protocol/limits.js';
+import { tokenProtocol } from './protocol/token.js';
+import { connectWith } from './transport/connect-with.js';
+import type { Remote } from './transport/remote-types.js';
+import type { ConnectOptions } from './transport/rpc-client.js';
+import type { SocketLike } from './transport/socket-like.js';
 
 export * from './shared-exports.js';
 

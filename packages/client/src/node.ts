@@ -3,18 +3,18 @@
  * both take a `ca` to trust a server's self-signed certificate (`wss://`, `https://`).
  */
 import WebSocket from 'ws';
-import type { CertificateAuthority } from './certificate-authority.js';
-import { connectWith } from './connect-with.js';
-import { type HttpClientOptions, httpClient as httpClientWith } from './http-client.js';
-import { DEFAULT_MAX_FRAME_BYTES, PROTOCOL } from './limits.js';
-import { nodeCa } from './node-ca.js';
-import { fetchTrusting } from './node-fetch.js';
-import type { Remote } from './remote-types.js';
-import type { ConnectOptions } from './rpc-client.js';
-import type { SocketLike } from './socket-like.js';
+import { DEFAULT_MAX_FRAME_BYTES, PROTOCOL } from './protocol/limits.js';
+import type { CertificateAuthority } from './transport/certificate-authority.js';
+import { connectWith } from './transport/connect-with.js';
+import { type HttpClientOptions, httpClient as httpClientWith } from './transport/http-client.js';
+import { nodeCa } from './transport/node-ca.js';
+import { fetchTrusting } from './transport/node-fetch.js';
+import type { Remote } from './transport/remote-types.js';
+import type { ConnectOptions } from './transport/rpc-client.js';
+import type { SocketLike } from './transport/socket-like.js';
 
-export type { CertificateAuthority } from './certificate-authority.js';
 export * from './shared-exports.js';
+export type { CertificateAuthority } from './transport/certificate-authority.js';
 
 /** Options of the Node `connect`: those of every platform, and a CA to trust. */
 export interface NodeConnectOptions extends ConnectOptions {

@@ -14,5 +14,5 @@ export type {
   Utf8Type,
   ViewField,
 } from '@heapless/struct';
-export { array, StructLayout, struct, utf8 } from './struct-layout.js';
-export { StructArray, type StructView, StructViewBase } from './struct-view.js';
+export { array, StructLayout, struct, utf8 } from './struct/struct-layout.js';
+export { StructArray, type StructView, StructViewBase } from './struct/struct-view.js';

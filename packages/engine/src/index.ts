@@ -1,4 +1,6 @@
 export { CorruptionError, ENGINE_ERRORS, EngineError, type ErrorCode, ErrorCodes, isErrorCode } from './base/errors.js';
+export { compareBytesAt } from './base/internal-key.js';
+export { linkOrCopy } from './base/link-or-copy.js';
 export type { Compression, EngineOptions } from './base/options.js';
 export { pathWithin, realPath } from './base/real-path.js';
 export type { ApproximateSizeOptions } from './db/approximate-size.js';

@@ -1,3 +1,4 @@
+import { StructViewCore } from '@heapless/struct';
 import { describe, expect, it } from 'vitest';
 import { OffHeapErrorCodes } from './errors.js';
 import { OffHeapMap } from './map/offheap-map.js';
@@ -124,7 +125,7 @@ describe('struct', () => {
       expect.objectContaining({ code: OffHeapErrorCodes.INVALID_ARGUMENT }),
     );
     // Every member a view has (or inherits) is a name no field may take, or the field would hide it.
-    for (const proto of [StructViewBase.prototype, Object.prototype]) {
+    for (const proto of [StructViewBase.prototype, StructViewCore.prototype, Object.prototype]) {
       for (const name of Object.getOwnPropertyNames(proto)) {
         expect(() => struct({ [name]: 'u8' }), name).toThrow(
           expect.objectContaining({ code: OffHeapErrorCodes.INVALID_ARGUMENT }),

@@ -1,7 +1,8 @@
 /**
  * @heapless/struct: the struct record format (FORMAT.md) that the client and `@heapless/offheap` both write and
- * read: field types and sizes, offsets, the signature, checked scalar and UTF-8 writes, reads. Browser-safe, and it
- * imports nothing: views, error classes and string decoding belong to the packages that import it.
+ * read: field types and sizes, offsets, the signature, checked scalar and UTF-8 writes, reads, and the skeleton of a
+ * flyweight view. Browser-safe, and it imports nothing: error classes, string decoding and what surrounds a view's
+ * access belong to the packages that import it.
  */
 export { checkField, readField, readString, writeField, writeString } from './field-codec.js';
 export {
@@ -35,4 +36,5 @@ export {
   type StructBindings,
   StructLayout,
 } from './struct-layout.js';
+export { defineFieldAccessors, StructArray, StructViewCore } from './struct-view.js';
 export { textDecoderReader, type Utf8Decoder, type Utf8Reader, utf8Length, writeUtf8 } from './utf8.js';

@@ -6,10 +6,11 @@
  * or compaction can change the set of files meanwhile. A checkpoint that fails removes what it wrote, and the
  * directory if it made it: a failure leaves no half copy that could be mistaken for a database.
  */
-import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EngineError, invalidArgument, ioError } from '../base/errors.js';
 import { CURRENT_FILE, logFileName, manifestFileName, tableFileName } from '../base/filenames.js';
+import { linkOrCopy } from '../base/link-or-copy.js';
 import { pathWithin } from '../base/real-path.js';
 import { RecordWriter } from '../record/record-writer.js';
 import type { VersionEdit } from '../version/version-edit.js';
@@ -66,16 +67,6 @@ export function createCheckpoint(
     if (!existed) removeEmptyDirectory(to);
     if (err instanceof EngineError) throw err;
     throw ioError('checkpoint to', to, err);
-  }
-}
-
-/** Hard-links `src` as `dst`, or copies it when they are on different file systems. */
-function linkOrCopy(src: string, dst: string): void {
-  try {
-    linkSync(src, dst);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-    copyFileSync(src, dst);
   }
 }
 

@@ -9,6 +9,7 @@
 
 import { writeU32LE } from '../base/coding.js';
 import { closedError, invalidArgument } from '../base/errors.js';
+import { compareBytes } from '../base/internal-key.js';
 import type { DbIterator } from '../iterator/db-iterator.js';
 import type { Snapshot } from './snapshot.js';
 import { type Bytes, checkKeyString } from './write-batch.js';
@@ -57,15 +58,6 @@ function toBytes(b: Bytes, what: string): Uint8Array {
   throw invalidArgument(`${what} must be a Uint8Array or a string`);
 }
 
-function compare(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const d = a[i]! - b[i]!;
-    if (d !== 0) return d;
-  }
-  return a.length - b.length;
-}
-
 export class EngineIterator implements AsyncIterable<Entry> {
   private readonly db: DbIterator;
   private readonly onClose: (it: EngineIterator) => void;
@@ -108,7 +100,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
     if (!this.reverse) {
       let from = this.lower;
       let exclusive = this.lowerExclusive;
-      if (target !== undefined && (from === undefined || compare(target, from) > 0)) {
+      if (target !== undefined && (from === undefined || compareBytes(target, from) > 0)) {
         from = target;
         exclusive = false;
       }
@@ -120,7 +112,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
     } else {
       let from = this.upper;
       let exclusive = this.upperExclusive;
-      if (target !== undefined && (from === undefined || compare(target, from) < 0)) {
+      if (target !== undefined && (from === undefined || compareBytes(target, from) < 0)) {
         from = target;
         exclusive = false;
       }

@@ -10,9 +10,8 @@
  * with no image on disk yet (it was rebuilt by a scan at open and has written none since) first writes one, which
  * holds the writer for the image's capture.
  */
-import { copyFileSync, linkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { pathWithin } from '@heapless/engine';
+import { linkOrCopy, pathWithin } from '@heapless/engine';
 import { invalidArgument } from '../errors.js';
 import { IMAGE_FILE } from '../persist/image.js';
 import type { ImageSchedule } from '../persist/image-schedule.js';
@@ -58,14 +57,5 @@ export async function checkpointMap(
     return { dir: target, imageSequence, ms: performance.now() - started, engineMs };
   } finally {
     images?.release();
-  }
-}
-
-function linkOrCopy(src: string, dst: string): void {
-  try {
-    linkSync(src, dst);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-    copyFileSync(src, dst);
   }
 }

@@ -8,6 +8,7 @@
  * comparing key bytes where they lie in the arena and keeping the page's records in a bounded heap.
  */
 
+import { compareBytesAt } from '@heapless/engine';
 import { invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { illFormedKey, utf8Length, writeUtf8 } from '../key-bytes.js';
 import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
@@ -42,23 +43,6 @@ export interface KeyRange {
 
 const EMPTY: Uint8Array = new Uint8Array(0);
 
-/** Bytewise comparison of `a[aOff, aOff+aLen)` and `b[bOff, bOff+bLen)`: negative, 0 or positive. */
-export function compareKeyBytes(
-  a: Uint8Array,
-  aOff: number,
-  aLen: number,
-  b: Uint8Array,
-  bOff: number,
-  bLen: number,
-): number {
-  const n = Math.min(aLen, bLen);
-  for (let i = 0; i < n; i++) {
-    const d = a[aOff + i]! - b[bOff + i]!;
-    if (d !== 0) return d;
-  }
-  return aLen - bLen;
-}
-
 function keyBytes(k: unknown, strings: boolean, what: string): Uint8Array {
   if (strings) {
     if (typeof k !== 'string') throw invalidArgument(`range: ${what} must be a string, got ${typeof k}`);
@@ -90,13 +74,13 @@ function prefixEnd(p: Uint8Array): Uint8Array | null {
 }
 
 function max(a: Uint8Array, b: Uint8Array): Uint8Array {
-  return compareKeyBytes(a, 0, a.length, b, 0, b.length) >= 0 ? a : b;
+  return compareBytesAt(a, 0, a.length, b, 0, b.length) >= 0 ? a : b;
 }
 
 function min(a: Uint8Array | null, b: Uint8Array | null): Uint8Array | null {
   if (a === null) return b;
   if (b === null) return a;
-  return compareKeyBytes(a, 0, a.length, b, 0, b.length) <= 0 ? a : b;
+  return compareBytesAt(a, 0, a.length, b, 0, b.length) <= 0 ? a : b;
 }
 
 /**
@@ -113,7 +97,7 @@ export function keyRangeOf<K>(options: RangeOptions<K>, strings: boolean): KeyRa
   if (options.gte !== undefined) lower = max(lower, keyBytes(options.gte, strings, 'gte'));
   if (options.gt !== undefined) lower = max(lower, successor(keyBytes(options.gt, strings, 'gt')));
   if (options.lt !== undefined) upper = min(upper, keyBytes(options.lt, strings, 'lt'));
-  if (upper !== null && compareKeyBytes(lower, 0, lower.length, upper, 0, upper.length) >= 0) return null;
+  if (upper !== null && compareBytesAt(lower, 0, lower.length, upper, 0, upper.length) >= 0) return null;
   return { lower, upper };
 }
 
@@ -181,7 +165,7 @@ export function firstInRange(tables: readonly HashTable[], arena: Arena, range: 
     const xo = locOffset(x);
     const ys = locSegment(y);
     const yo = locOffset(y);
-    return compareKeyBytes(
+    return compareBytesAt(
       u8[xs]!,
       xo + RECORD_HEADER_BYTES,
       arena.keyLength(xs, xo),
@@ -200,8 +184,8 @@ export function firstInRange(tables: readonly HashTable[], arena: Arena, range: 
       const b = u8[seg]!;
       const len = arena.keyLength(seg, off);
       const start = off + RECORD_HEADER_BYTES;
-      if (compareKeyBytes(b, start, len, lower, 0, lower.length) < 0) continue;
-      if (upper !== null && compareKeyBytes(b, start, len, upper, 0, upper.length) >= 0) continue;
+      if (compareBytesAt(b, start, len, lower, 0, lower.length) < 0) continue;
+      if (upper !== null && compareBytesAt(b, start, len, upper, 0, upper.length) >= 0) continue;
       if (heap.length < n) {
         heap.push(loc);
         siftUp(heap, heap.length - 1, cmp);

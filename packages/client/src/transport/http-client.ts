@@ -1,9 +1,9 @@
 import { Packr } from 'msgpackr';
-import { codeFromWire, type ErrorCode, isErrorCode } from './error-codes.js';
-import { HeaplessError } from './heapless-error.js';
-import { illFormedArguments } from './ill-formed.js';
-import { MsgpackDecoder } from './msgpack-decoder.js';
-import { MSGPACK_OPTIONS } from './msgpack-options.js';
+import { codeFromWire, type ErrorCode, isErrorCode } from '../protocol/error-codes.js';
+import { HeaplessError } from '../protocol/heapless-error.js';
+import { illFormedArguments } from '../protocol/ill-formed.js';
+import { MsgpackDecoder } from '../protocol/msgpack-decoder.js';
+import { MSGPACK_OPTIONS } from '../protocol/msgpack-options.js';
 import { remoteRef } from './remote-ref.js';
 import type { Remote } from './remote-types.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HeaplessError } from './heapless-error.js';
+import { HeaplessError } from '../protocol/heapless-error.js';
 import { RemoteStream } from './remote-stream.js';
 
 function open(opts?: { maxBufferedItems?: number }): { s: RemoteStream<number>; cancelled: number[] } {

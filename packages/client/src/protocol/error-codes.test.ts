@@ -11,7 +11,7 @@ describe('ERROR_CODES', () => {
   });
   it('maps an unknown number to INTERNAL', () => expect(codeFromWire(12345)).toBe('INTERNAL'));
   it('is the table of FORMAT.md, row for row: number, code, HTTP status and meaning', () => {
-    const doc = readFileSync(new URL('../FORMAT.md', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../../FORMAT.md', import.meta.url), 'utf8');
     const section = doc.slice(doc.indexOf('## Error codes'));
     const rows = [...section.matchAll(/^\|\s*(\d+)\s*\|\s*`([A-Z_0-9]+)`\s*\|\s*(\d+)\s*\|\s*(.*?)\s*\|$/gm)].map(
       (m) => [Number(m[1]), m[2], Number(m[3]), m[4]],

@@ -1,11 +1,11 @@
+import { CLOSE_CODES } from '../protocol/close-codes.js';
+import { codeFromWire, type ErrorCode, isErrorCode } from '../protocol/error-codes.js';
+import { FrameDecoder, isServerHello } from '../protocol/frame-decoder.js';
+import { FrameEncoder } from '../protocol/frame-encoder.js';
+import { HeaplessError } from '../protocol/heapless-error.js';
+import { illFormedArguments } from '../protocol/ill-formed.js';
+import { DEFAULT_MAX_CALLS_PER_FRAME, DEFAULT_MAX_FRAME_BYTES, HELLO_ID, MAX_CALL_ID } from '../protocol/limits.js';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
-import { CLOSE_CODES } from './close-codes.js';
-import { codeFromWire, type ErrorCode, isErrorCode } from './error-codes.js';
-import { FrameDecoder, isServerHello } from './frame-decoder.js';
-import { FrameEncoder } from './frame-encoder.js';
-import { HeaplessError } from './heapless-error.js';
-import { illFormedArguments } from './ill-formed.js';
-import { DEFAULT_MAX_CALLS_PER_FRAME, DEFAULT_MAX_FRAME_BYTES, HELLO_ID, MAX_CALL_ID } from './limits.js';
 import { RemoteStream, type StreamHost, type StreamOptions } from './remote-stream.js';
 import type { OpenSocket, SocketLike } from './socket-like.js';
 

@@ -9,7 +9,7 @@ import {
   type Utf8Type,
   utf8Type,
 } from '@heapless/struct';
-import { HeaplessError } from './heapless-error.js';
+import { HeaplessError } from '../protocol/heapless-error.js';
 import { makeViewClass, type StructView, StructViewBase, type ViewClass } from './struct-view.js';
 
 /** The client's codes for the struct format's four refusals (FORMAT.md, "Struct values"). */

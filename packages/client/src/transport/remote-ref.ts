@@ -1,4 +1,4 @@
-import { isMethodName } from './method-names.js';
+import { isMethodName } from '../protocol/method-names.js';
 import type { RemoteStream } from './remote-stream.js';
 
 /** What a ref needs from the thing that carries its calls (a WebSocket or an HTTP client). */

@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { FrameDecoder } from '../protocol/frame-decoder.js';
+import { FrameEncoder } from '../protocol/frame-encoder.js';
+import { HeaplessError } from '../protocol/heapless-error.js';
+import { array, struct, utf8 } from '../struct/struct-layout.js';
 import {
   Collection,
   collection,
@@ -8,10 +12,6 @@ import {
   msgpackCodec,
   StructCollection,
 } from './collection.js';
-import { FrameDecoder } from './frame-decoder.js';
-import { FrameEncoder } from './frame-encoder.js';
-import { HeaplessError } from './heapless-error.js';
-import { array, struct, utf8 } from './struct-layout.js';
 
 /**
  * A KV server in memory whose answers travel as real reply frames: each result is encoded into a frame and decoded

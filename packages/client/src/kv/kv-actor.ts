@@ -4,10 +4,11 @@
  * package, no Node types. A ref turns each method into one returning a promise of its (awaited) result, and `watch`
  * into a `RemoteStream` of its changes.
  */
+
+import type { Streamed } from '../protocol/streamed.js';
 import type { KvScanOptions, KvScanPage, KvWriteOptions } from './collection.js';
 import type { KvBatchOp, KvBatchOptions, KvBatchResult } from './kv-batch.js';
 import type { KvChange, KvWatchOptions } from './kv-watch.js';
-import type { Streamed } from './streamed.js';
 
 /** What the KV actor's `checkpoint` answers. */
 export interface KvCheckpoint {

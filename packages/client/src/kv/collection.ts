@@ -1,11 +1,11 @@
 import type { FieldSpec, StructValue } from '@heapless/struct';
 import { Packr } from 'msgpackr';
-import { HeaplessError } from './heapless-error.js';
-import { MsgpackDecoder } from './msgpack-decoder.js';
-import { MSGPACK_OPTIONS } from './msgpack-options.js';
-import { StructLayout } from './struct-layout.js';
-import type { StructView } from './struct-view.js';
-import { isWellFormed } from './well-formed.js';
+import { HeaplessError } from '../protocol/heapless-error.js';
+import { MsgpackDecoder } from '../protocol/msgpack-decoder.js';
+import { MSGPACK_OPTIONS } from '../protocol/msgpack-options.js';
+import { isWellFormed } from '../protocol/well-formed.js';
+import { StructLayout } from '../struct/struct-layout.js';
+import type { StructView } from '../struct/struct-view.js';
 
 /** Turns values into the bytes a KV server stores, and back. */
 export interface Codec<V> {

@@ -1,4 +1,4 @@
-import { HeaplessError } from './heapless-error.js';
+import { HeaplessError } from '../protocol/heapless-error.js';
 
 /** Options of a stream call (a KV `watch`) on the client side. */
 export interface StreamOptions {

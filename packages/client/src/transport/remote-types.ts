@@ -1,6 +1,6 @@
-import type { ReservedName } from './method-names.js';
+import type { ReservedName } from '../protocol/method-names.js';
+import type { Streamed } from '../protocol/streamed.js';
 import type { RemoteStream } from './remote-stream.js';
-import type { Streamed } from './streamed.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: function types must accept any parameters to match every method.
 type AnyFn = (...args: any[]) => any;

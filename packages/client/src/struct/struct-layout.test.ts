@@ -1,8 +1,8 @@
-import type { Infer } from '@heapless/struct';
+import { type Infer, StructViewCore } from '@heapless/struct';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ErrorCode } from './error-codes.js';
-import { HeaplessError } from './heapless-error.js';
+import type { ErrorCode } from '../protocol/error-codes.js';
+import { HeaplessError } from '../protocol/heapless-error.js';
 import { array, struct, utf8 } from './struct-layout.js';
 import { StructViewBase } from './struct-view.js';
 
@@ -92,7 +92,7 @@ describe('struct layout', () => {
     ];
     for (const f of bad) expect(code(f), String(f)).toBe('STRUCT_INVALID_LAYOUT');
     // Every member a view has (or inherits) is a name no field may take, or the field would hide it.
-    for (const proto of [StructViewBase.prototype, Object.prototype]) {
+    for (const proto of [StructViewBase.prototype, StructViewCore.prototype, Object.prototype]) {
       for (const name of Object.getOwnPropertyNames(proto)) {
         expect(
           code(() => struct({ [name]: 'u8' })),

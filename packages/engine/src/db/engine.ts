@@ -29,9 +29,10 @@ import type { LiveView } from './live-view.js';
 import type { LockFile } from './lock-file.js';
 import { MemtableSet } from './memtables.js';
 import { ObsoleteFiles } from './obsolete-files.js';
-import { type OpenedDatabase, openDatabase } from './open.js';
+import { openDatabase } from './open.js';
+import type { OpenedDatabase } from './opened-database.js';
 import { PeriodicCompaction } from './periodic-compaction.js';
-import { amplification, hitRate, propertyValue, type TableInfo, tablesOf } from './properties.js';
+import { amplification, type EngineStats, hitRate, propertyValue, type TableInfo, tablesOf } from './properties.js';
 import { readOnlyError } from './read-only.js';
 import { type ReadOptions, ReadPath, toKey } from './read-path.js';
 import type { ReaderRegistry } from './reader-pins.js';
@@ -45,6 +46,7 @@ import { type WriteOperation, WritePath } from './write-path.js';
 /** Bytes of pending WAL records inserted per step after an open (about 1 ms of inserts once V8 optimised them). */
 const RECOVERY_STEP_BYTES = 64 * 1024;
 
+export type { EngineStats } from './properties.js';
 export type { ReadOptions } from './read-path.js';
 export type { WriteOperation } from './write-path.js';
 
@@ -55,54 +57,6 @@ export interface WriteOptions {
    * Default: the engine's `sync` option.
    */
   sync?: boolean;
-}
-
-/** What `engine.stats()` reports. */
-export interface EngineStats {
-  levels: { files: number; bytes: number }[];
-  /** Bytes used by the live memtable and by frozen memtables waiting to be flushed. */
-  memtableBytes: number;
-  /**
-   * WAL records the open checked and has not inserted into the live memtable yet: inserted in the background just
-   * after the open, or at once by the first read or write (0 when none).
-   */
-  pendingWalRecords: number;
-  immutableMemtables: number;
-  lastSequence: number;
-  flushes: number;
-  compactions: number;
-  trivialMoves: number;
-  compactionBytesRead: number;
-  compactionBytesWritten: number;
-  /** Runs of the `periodicCompaction` schedule that finished. */
-  periodicCompactions: number;
-  /** Writes whose promise waited for background work (memtables or level 0 piling up). */
-  writeStalls: number;
-  /** Writes delayed a little because level 0 passed the slowdown trigger. */
-  writeSlowdowns: number;
-  liveSnapshots: number;
-  openIterators: number;
-  openTables: number;
-  /** Worker threads of the flush and compaction pool (0 until the memtable was a quarter full, and after close). */
-  workerThreads: number;
-  blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number; hitRate: number };
-  /** Bytes of level-0 tables written by flushes. */
-  flushBytesWritten: number;
-  /** Milliseconds of flush and compaction jobs (on the worker threads). */
-  flushMillis: number;
-  compactionMillis: number;
-  /** Milliseconds during which writes were stalled. */
-  stallMillis: number;
-  /** Bytes the caller wrote (batches of keys and values): the base of write amplification. */
-  userBytesWritten: number;
-  /** (flush + compaction bytes written) / userBytesWritten. */
-  writeAmplification: number;
-  /** Tables a point lookup may probe: every level-0 table, one per deeper non-empty level. */
-  readAmplification: number;
-  /** Bytes of all tables / bytes of the deepest non-empty level. */
-  spaceAmplification: number;
-  /** Point gets that asked a table's bloom filter, and those it answered "absent" (sparing a block read). */
-  bloomFilter: { checked: number; useful: number };
 }
 
 /** Capacity of the memtable that takes over when close freezes the live one: it stays empty. */

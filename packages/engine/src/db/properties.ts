@@ -12,7 +12,54 @@ import { TRAILER_SIZE } from '../base/internal-key.js';
 import type { TableCache } from '../table/table-cache.js';
 import type { TableProperties } from '../table/table-properties.js';
 import type { Version } from '../version/version.js';
-import type { EngineStats } from './engine.js';
+
+/** What `engine.stats()` reports. */
+export interface EngineStats {
+  levels: { files: number; bytes: number }[];
+  /** Bytes used by the live memtable and by frozen memtables waiting to be flushed. */
+  memtableBytes: number;
+  /**
+   * WAL records the open checked and has not inserted into the live memtable yet: inserted in the background just
+   * after the open, or at once by the first read or write (0 when none).
+   */
+  pendingWalRecords: number;
+  immutableMemtables: number;
+  lastSequence: number;
+  flushes: number;
+  compactions: number;
+  trivialMoves: number;
+  compactionBytesRead: number;
+  compactionBytesWritten: number;
+  /** Runs of the `periodicCompaction` schedule that finished. */
+  periodicCompactions: number;
+  /** Writes whose promise waited for background work (memtables or level 0 piling up). */
+  writeStalls: number;
+  /** Writes delayed a little because level 0 passed the slowdown trigger. */
+  writeSlowdowns: number;
+  liveSnapshots: number;
+  openIterators: number;
+  openTables: number;
+  /** Worker threads of the flush and compaction pool (0 until the memtable was a quarter full, and after close). */
+  workerThreads: number;
+  blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number; hitRate: number };
+  /** Bytes of level-0 tables written by flushes. */
+  flushBytesWritten: number;
+  /** Milliseconds of flush and compaction jobs (on the worker threads). */
+  flushMillis: number;
+  compactionMillis: number;
+  /** Milliseconds during which writes were stalled. */
+  stallMillis: number;
+  /** Bytes the caller wrote (batches of keys and values): the base of write amplification. */
+  userBytesWritten: number;
+  /** (flush + compaction bytes written) / userBytesWritten. */
+  writeAmplification: number;
+  /** Tables a point lookup may probe: every level-0 table, one per deeper non-empty level. */
+  readAmplification: number;
+  /** Bytes of all tables / bytes of the deepest non-empty level. */
+  spaceAmplification: number;
+  /** Point gets that asked a table's bloom filter, and those it answered "absent" (sparing a block read). */
+  bloomFilter: { checked: number; useful: number };
+}
 
 /** One table of the current version and what its properties block records. */
 export interface TableInfo {

@@ -15,40 +15,46 @@
  * and, once writes filled a quarter of a memtable, worker threads. `close()` releases all of them; iterators and
  * snapshots the caller still holds are closed and released by it.
  */
+
+import { BackgroundWork } from '../background/background.js';
+import { ObsoleteFiles } from '../background/obsolete-files.js';
+import { PeriodicCompaction } from '../background/periodic-compaction.js';
+import type { ReaderRegistry } from '../background/reader-pins.js';
+import { type Snapshot, SnapshotList } from '../background/snapshot.js';
 import { closedError, invalidArgument } from '../base/errors.js';
 import type { EngineOptions } from '../base/options.js';
 import { JobPool } from '../compaction/job-pool.js';
+import type { LiveView } from '../follower/live-view.js';
+import type { LockFile } from '../open/lock-file.js';
+import { openDatabase } from '../open/open.js';
+import type { OpenedDatabase } from '../open/opened-database.js';
+import { readOnlyError } from '../open/read-only.js';
+import { type ApproximateSizeOptions, memtableBytesInRange, tableBytesInRange } from '../read/approximate-size.js';
+import type { EngineIterator, IteratorOptions } from '../read/engine-iterator.js';
+import { type ReadOptions, ReadPath, toKey } from '../read/read-path.js';
 import { BlockCache } from '../table/block-cache.js';
 import { TableCache } from '../table/table-cache.js';
+import { createCheckpoint } from '../tools/checkpoint.js';
 import type { VersionSet } from '../version/version-set.js';
-import { type ApproximateSizeOptions, memtableBytesInRange, tableBytesInRange } from './approximate-size.js';
-import { BackgroundWork } from './background.js';
-import { createCheckpoint } from './checkpoint.js';
-import type { EngineIterator, IteratorOptions } from './engine-iterator.js';
-import type { LiveView } from './live-view.js';
-import type { LockFile } from './lock-file.js';
-import { MemtableSet } from './memtables.js';
-import { ObsoleteFiles } from './obsolete-files.js';
-import { openDatabase } from './open.js';
-import type { OpenedDatabase } from './opened-database.js';
-import { PeriodicCompaction } from './periodic-compaction.js';
+import { MemtableSet } from '../write/memtables.js';
+import {
+  readUpdatesSince,
+  recoveredUpdatesSince,
+  type UpdateBatch,
+  type UpdatesSince,
+} from '../write/updates-since.js';
+import { WalRetention } from '../write/wal-retention.js';
+import { type Bytes, WriteBatch } from '../write/write-batch.js';
+import { WriteGate } from '../write/write-gate.js';
+import { type WriteOperation, WritePath } from '../write/write-path.js';
 import { amplification, type EngineStats, hitRate, propertyValue, type TableInfo, tablesOf } from './properties.js';
-import { readOnlyError } from './read-only.js';
-import { type ReadOptions, ReadPath, toKey } from './read-path.js';
-import type { ReaderRegistry } from './reader-pins.js';
-import { type Snapshot, SnapshotList } from './snapshot.js';
-import { readUpdatesSince, recoveredUpdatesSince, type UpdateBatch, type UpdatesSince } from './updates-since.js';
-import { WalRetention } from './wal-retention.js';
-import { type Bytes, WriteBatch } from './write-batch.js';
-import { WriteGate } from './write-gate.js';
-import { type WriteOperation, WritePath } from './write-path.js';
 
 /** Bytes of pending WAL records inserted per step after an open (about 1 ms of inserts once V8 optimised them). */
 const RECOVERY_STEP_BYTES = 64 * 1024;
 
+export type { ReadOptions } from '../read/read-path.js';
+export type { WriteOperation } from '../write/write-path.js';
 export type { EngineStats } from './properties.js';
-export type { ReadOptions } from './read-path.js';
-export type { WriteOperation } from './write-path.js';
 
 /** Per-write options. */
 export interface WriteOptions {

@@ -2,16 +2,17 @@
  * What an open hands the engine (engine.ts) to be assembled from, whether it opened the directory as the writer
  * (open.ts) or read-only (read-only.ts): the one type both kinds of open return.
  */
+
+import type { ReaderRegistry } from '../background/reader-pins.js';
 import type { ListedFile } from '../base/filenames.js';
 import type { ResolvedOptions } from '../base/options.js';
+import type { LiveView } from '../follower/live-view.js';
 import type { Memtable } from '../memtable/memtable.js';
 import type { RecordWriter } from '../record/record-writer.js';
 import type { VersionSet } from '../version/version-set.js';
-import type { LiveView } from './live-view.js';
+import type { PendingRecord } from '../write/memtables.js';
+import type { UpdateBatch } from '../write/updates-since.js';
 import type { LockFile } from './lock-file.js';
-import type { PendingRecord } from './memtables.js';
-import type { ReaderRegistry } from './reader-pins.js';
-import type { UpdateBatch } from './updates-since.js';
 
 /** An opened, recovered database: what the engine is assembled from. The engine takes ownership of all of it. */
 export interface OpenedDatabase {

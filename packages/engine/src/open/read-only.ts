@@ -5,8 +5,8 @@
  */
 import { EngineError, ErrorCodes } from '../base/errors.js';
 import type { ResolvedOptions } from '../base/options.js';
+import { LiveView } from '../follower/live-view.js';
 import { VersionSet } from '../version/version-set.js';
-import { LiveView } from './live-view.js';
 import type { OpenedDatabase } from './opened-database.js';
 
 /**

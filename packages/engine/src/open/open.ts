@@ -23,6 +23,8 @@
  */
 import { existsSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { builderOptions } from '../background/background.js';
+import { READERS_FILE, ReaderRegistry } from '../background/reader-pins.js';
 import { EngineError, ErrorCodes, invalidArgument, ioError } from '../base/errors.js';
 import { FileType, type ListedFile, LOCK_FILE, logFileName, parseListing, tableFileName } from '../base/filenames.js';
 import { type EngineOptions, type ResolvedOptions, resolveOptions } from '../base/options.js';
@@ -33,14 +35,12 @@ import { RecordWriter } from '../record/record-writer.js';
 import { blockCompressor } from '../table/compression.js';
 import { VersionEdit } from '../version/version-edit.js';
 import { VersionSet } from '../version/version-set.js';
-import { builderOptions } from './background.js';
+import { insertInto, type PendingRecord } from '../write/memtables.js';
+import type { UpdateBatch } from '../write/updates-since.js';
+import { type BatchHandler, batchCount, batchSequence, replayBatch } from '../write/write-batch.js';
 import { LockFile } from './lock-file.js';
-import { insertInto, type PendingRecord } from './memtables.js';
 import type { OpenedDatabase } from './opened-database.js';
 import { openReadOnly } from './read-only.js';
-import { READERS_FILE, ReaderRegistry } from './reader-pins.js';
-import type { UpdateBatch } from './updates-since.js';
-import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
 
 /**
  * Opens `dir` (see the top of the file). Throws EngineError LOCKED, NOT_FOUND, EXISTS, INVALID_ARGUMENT or IO, or

@@ -3,7 +3,8 @@
  */
 import { closedError } from '../base/errors.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
-import { type Block, BlockIterator } from './block.js';
+import type { Block } from './block.js';
+import { BlockIterator } from './block-iterator.js';
 import { BLOCK_TRAILER_SIZE } from './table-format.js';
 
 /**

@@ -1,6 +1,6 @@
 /**
  * A private, writable copy of a data directory that a running server may hold open and go on writing, for
- * `heapless checkpoint publish`: the source's engine is opened read-only (engine/src/db/read-only.ts: no lock, no file
+ * `heapless checkpoint publish`: the source's engine is opened read-only (engine's open/read-only.ts: no lock, no file
  * of it written, created or deleted), which shows one state the server had, made of whole write batches; every entry
  * of that state (the records, and the map's metadata with a follower's position, schema and stream, which are
  * written in the same batches as the records they describe) is written into a new engine in `target`.

@@ -86,7 +86,7 @@ export interface EngineOptions {
   /**
    * Keep the WALs holding writes after this sequence even once their data is in tables, for a consumer that reads
    * them back with `Engine.updatesSince` (a map image's sequence); moved later by `Engine.retainWalAfter`. Default
-   * -1: no pin, a WAL is deleted as soon as its data is in tables. See db/wal-retention.ts.
+   * -1: no pin, a WAL is deleted as soon as its data is in tables. See write/wal-retention.ts.
    */
   retainWalAfter?: number;
   /**

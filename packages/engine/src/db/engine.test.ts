@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EngineError, ErrorCodes } from '../base/errors.js';
+import { ENTRY_HEADER_SIZE } from '../read/engine-iterator.js';
 import { VersionSet } from '../version/version-set.js';
 import { Engine } from './engine.js';
-import { ENTRY_HEADER_SIZE } from './engine-iterator.js';
 
 const dec = new TextDecoder();
 const str = (v: Uint8Array | undefined) => (v === undefined ? undefined : dec.decode(v));

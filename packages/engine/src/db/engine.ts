@@ -1,10 +1,10 @@
 /**
  * The engine: a LevelDB-style LSM tree. See README.md for the tour and FORMAT.md for every file layout.
  *
- * An Engine is assembled from parts, each given what it needs whole when the engine is made (Pebble splits its
- * db.go the same way): open.ts opens and recovers the directory; write-path.ts applies writes (WAL group commit,
- * memtable, rotation); read-path.ts answers lookups and makes iterators; background.ts flushes and compacts on the
- * worker threads; write-gate.ts stalls writes while that work lags and refuses them after it failed;
+ * An Engine is assembled from parts (engine-parts.ts), each given what it needs whole when the engine is made (Pebble
+ * splits its db.go the same way): open.ts opens and recovers the directory; write-path.ts applies writes (WAL group
+ * commit, memtable, rotation); read-path.ts answers lookups and makes iterators; background.ts flushes and compacts
+ * on the worker threads; write-gate.ts stalls writes while that work lags and refuses them after it failed;
  * obsolete-files.ts deletes what no version needs. The engine holds the public API and drives close.
  *
  * Threading: everything runs on the caller's event loop except table writing (flushes and compactions), which runs
@@ -15,38 +15,51 @@
  * and, once writes filled a quarter of a memtable, worker threads. `close()` releases all of them; iterators and
  * snapshots the caller still holds are closed and released by it.
  */
+
+import type { BackgroundWork } from '../background/background.js';
+import type { ObsoleteFiles } from '../background/obsolete-files.js';
+import type { PeriodicCompaction } from '../background/periodic-compaction.js';
+import type { ReaderRegistry } from '../background/reader-pins.js';
+import type { Snapshot, SnapshotList } from '../background/snapshot.js';
 import { closedError, invalidArgument } from '../base/errors.js';
 import type { EngineOptions } from '../base/options.js';
-import { JobPool } from '../compaction/job-pool.js';
-import { BlockCache } from '../table/block-cache.js';
-import { TableCache } from '../table/table-cache.js';
+import type { JobPool } from '../compaction/job-pool.js';
+import type { LiveView } from '../follower/live-view.js';
+import type { LockFile } from '../open/lock-file.js';
+import { openDatabase } from '../open/open.js';
+import type { OpenedDatabase } from '../open/opened-database.js';
+import { readOnlyError } from '../open/read-only.js';
+import { type ApproximateSizeOptions, memtableBytesInRange, tableBytesInRange } from '../read/approximate-size.js';
+import type { EngineIterator, IteratorOptions } from '../read/engine-iterator.js';
+import { type ReadOptions, type ReadPath, toKey } from '../read/read-path.js';
+import type { BlockCache } from '../table/block-cache.js';
+import type { TableCache } from '../table/table-cache.js';
+import { createCheckpoint } from '../tools/checkpoint.js';
 import type { VersionSet } from '../version/version-set.js';
-import { type ApproximateSizeOptions, memtableBytesInRange, tableBytesInRange } from './approximate-size.js';
-import { BackgroundWork } from './background.js';
-import { createCheckpoint } from './checkpoint.js';
-import type { EngineIterator, IteratorOptions } from './engine-iterator.js';
-import type { LiveView } from './live-view.js';
-import type { LockFile } from './lock-file.js';
-import { MemtableSet } from './memtables.js';
-import { ObsoleteFiles } from './obsolete-files.js';
-import { type OpenedDatabase, openDatabase } from './open.js';
-import { PeriodicCompaction } from './periodic-compaction.js';
-import { amplification, hitRate, propertyValue, type TableInfo, tablesOf } from './properties.js';
-import { readOnlyError } from './read-only.js';
-import { type ReadOptions, ReadPath, toKey } from './read-path.js';
-import type { ReaderRegistry } from './reader-pins.js';
-import { type Snapshot, SnapshotList } from './snapshot.js';
-import { readUpdatesSince, recoveredUpdatesSince, type UpdateBatch, type UpdatesSince } from './updates-since.js';
-import { WalRetention } from './wal-retention.js';
-import { type Bytes, WriteBatch } from './write-batch.js';
-import { WriteGate } from './write-gate.js';
-import { type WriteOperation, WritePath } from './write-path.js';
+import type { MemtableSet } from '../write/memtables.js';
+import {
+  readUpdatesSince,
+  recoveredUpdatesSince,
+  type UpdateBatch,
+  type UpdatesSince,
+} from '../write/updates-since.js';
+import type { WalRetention } from '../write/wal-retention.js';
+import { type Bytes, WriteBatch } from '../write/write-batch.js';
+import type { WriteGate } from '../write/write-gate.js';
+import type { WriteOperation, WritePath } from '../write/write-path.js';
+import { assembleParts, releaseTables } from './engine-parts.js';
+import {
+  type EngineStats,
+  engineStats,
+  type FigureSources,
+  propertyValue,
+  type TableInfo,
+  tablesOf,
+} from './properties.js';
 
-/** Bytes of pending WAL records inserted per step after an open (about 1 ms of inserts once V8 optimised them). */
-const RECOVERY_STEP_BYTES = 64 * 1024;
-
-export type { ReadOptions } from './read-path.js';
-export type { WriteOperation } from './write-path.js';
+export type { ReadOptions } from '../read/read-path.js';
+export type { WriteOperation } from '../write/write-path.js';
+export type { EngineStats } from './properties.js';
 
 /** Per-write options. */
 export interface WriteOptions {
@@ -55,54 +68,6 @@ export interface WriteOptions {
    * Default: the engine's `sync` option.
    */
   sync?: boolean;
-}
-
-/** What `engine.stats()` reports. */
-export interface EngineStats {
-  levels: { files: number; bytes: number }[];
-  /** Bytes used by the live memtable and by frozen memtables waiting to be flushed. */
-  memtableBytes: number;
-  /**
-   * WAL records the open checked and has not inserted into the live memtable yet: inserted in the background just
-   * after the open, or at once by the first read or write (0 when none).
-   */
-  pendingWalRecords: number;
-  immutableMemtables: number;
-  lastSequence: number;
-  flushes: number;
-  compactions: number;
-  trivialMoves: number;
-  compactionBytesRead: number;
-  compactionBytesWritten: number;
-  /** Runs of the `periodicCompaction` schedule that finished. */
-  periodicCompactions: number;
-  /** Writes whose promise waited for background work (memtables or level 0 piling up). */
-  writeStalls: number;
-  /** Writes delayed a little because level 0 passed the slowdown trigger. */
-  writeSlowdowns: number;
-  liveSnapshots: number;
-  openIterators: number;
-  openTables: number;
-  /** Worker threads of the flush and compaction pool (0 until the memtable was a quarter full, and after close). */
-  workerThreads: number;
-  blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number; hitRate: number };
-  /** Bytes of level-0 tables written by flushes. */
-  flushBytesWritten: number;
-  /** Milliseconds of flush and compaction jobs (on the worker threads). */
-  flushMillis: number;
-  compactionMillis: number;
-  /** Milliseconds during which writes were stalled. */
-  stallMillis: number;
-  /** Bytes the caller wrote (batches of keys and values): the base of write amplification. */
-  userBytesWritten: number;
-  /** (flush + compaction bytes written) / userBytesWritten. */
-  writeAmplification: number;
-  /** Tables a point lookup may probe: every level-0 table, one per deeper non-empty level. */
-  readAmplification: number;
-  /** Bytes of all tables / bytes of the deepest non-empty level. */
-  spaceAmplification: number;
-  /** Point gets that asked a table's bloom filter, and those it answered "absent" (sparing a block read). */
-  bloomFilter: { checked: number; useful: number };
 }
 
 /** Capacity of the memtable that takes over when close freezes the live one: it stays empty. */
@@ -118,18 +83,20 @@ export class Engine {
   private readonly versions: VersionSet;
   private readonly blockCache: BlockCache;
   private readonly tableCache: TableCache;
-  private readonly snapshots = new SnapshotList();
+  private readonly snapshots: SnapshotList;
   private readonly memtables: MemtableSet;
   private readonly gate: WriteGate;
   private readonly obsolete: ObsoleteFiles;
   /** The writer's side of the readers' pins (reader-pins.ts); undefined for a read-only engine. */
   private readonly readers: ReaderRegistry | undefined;
   private readonly retention: WalRetention;
-  private readonly jobs = new JobPool();
+  private readonly jobs: JobPool;
   private readonly background: BackgroundWork;
   private readonly writes: WritePath;
   private readonly reads: ReadPath;
   private readonly periodic: PeriodicCompaction;
+  /** The parts `stats()` reads. */
+  private readonly figures: FigureSources;
   private closing: Promise<void> | undefined;
   /**
    * The batches the open replayed after the `retainWalAfter` pin (open.ts), until the first `updatesSince` (or a
@@ -139,55 +106,28 @@ export class Engine {
 
   /** Assembles the engine from what `openDatabase` recovered, and starts its background work. */
   private constructor(db: OpenedDatabase) {
-    const { dir, options, versions } = db;
+    const { dir, versions } = db;
+    const parts = assembleParts(db, () => this.compactRange());
     this.location = dir;
     this.lock = db.lock;
     this.view = db.view;
-    this.follower = options.follower;
+    this.follower = db.options.follower;
     this.versions = versions;
-    this.blockCache = new BlockCache({ capacity: options.blockCacheSize });
-    this.tableCache = new TableCache(dir, {
-      maxOpenFiles: options.maxOpenFiles,
-      blockCache: this.blockCache,
-      verifyChecksums: options.verifyChecksums,
-      pathOf: db.view && ((n) => db.view!.tables.pathOf(n)),
-    });
-    this.memtables = db.view?.memtables ?? new MemtableSet(db.mem, db.logNumber, db.pending);
-    this.recovered = db.recovered.length > 0 ? { batches: db.recovered, last: versions.lastSequence } : undefined;
-    this.gate = new WriteGate(this.memtables, versions, options);
-    this.retention = new WalRetention(
-      dir,
-      options.retainWalAfter >= 0 ? options.retainWalAfter : undefined,
-      options.walRetentionBytes,
-    );
     this.readers = db.readers;
-    this.obsolete = new ObsoleteFiles(dir, versions, this.tableCache, this.retention, db.readers);
-    this.background = new BackgroundWork({
-      dir,
-      options,
-      versions,
-      memtables: this.memtables,
-      jobs: this.jobs,
-      snapshots: this.snapshots,
-      obsolete: this.obsolete,
-      gate: this.gate,
-    });
-    this.writes = new WritePath({
-      dir,
-      options,
-      versions,
-      memtables: this.memtables,
-      gate: this.gate,
-      background: this.background,
-      jobs: this.jobs,
-      log: db.log,
-    });
-    // A view's tables are the writer's to delete: once no version lists one, the view only lets go of it.
-    const view = db.view;
-    const collector = view ? { collect: () => this.releaseTables(view) } : this.obsolete;
-    this.reads = new ReadPath(versions, this.memtables, this.tableCache, this.snapshots, collector);
-    // A read-only view never compacts: its schedule is off whatever the options say.
-    this.periodic = new PeriodicCompaction(db.view ? false : options.periodicCompaction, () => this.compactRange());
+    this.recovered = db.recovered.length > 0 ? { batches: db.recovered, last: versions.lastSequence } : undefined;
+    this.blockCache = parts.blockCache;
+    this.tableCache = parts.tableCache;
+    this.snapshots = parts.snapshots;
+    this.memtables = parts.memtables;
+    this.gate = parts.gate;
+    this.obsolete = parts.obsolete;
+    this.retention = parts.retention;
+    this.jobs = parts.jobs;
+    this.background = parts.background;
+    this.writes = parts.writes;
+    this.reads = parts.reads;
+    this.periodic = parts.periodic;
+    this.figures = parts;
     if (db.view) {
       this.writes.refuse(() => readOnlyError(dir, 'a write'));
       return;
@@ -195,27 +135,8 @@ export class Engine {
     // The manifest open wrote (or reused) is durable: what it no longer needs can go. Compaction left to do starts
     // with the first write (write-path.ts), so that an open that only reads starts no worker.
     this.obsolete.collect(db.listing);
-    if (this.memtables.pendingRecords > 0) this.recovery = setImmediate(this.insertPending);
+    if (this.memtables.pendingRecords > 0) this.memtables.insertPendingSoon();
   }
-
-  /** The next step of inserting the records open checked into the live memtable (open.ts), while any are left. */
-  private recovery: NodeJS.Immediate | undefined;
-
-  /**
-   * Inserts about RECOVERY_STEP_BYTES of the records open left pending, then yields to the event loop: the memtable
-   * is complete soon after the open without blocking what runs meanwhile; a read or write before that completes it
-   * at once. A failure (a malformed batch behind a good checksum) is the error of every later use of the memtables.
-   */
-  private readonly insertPending = (): void => {
-    this.recovery = undefined;
-    let more = false;
-    try {
-      more = this.memtables.insertPending(RECOVERY_STEP_BYTES);
-    } catch {
-      return;
-    }
-    if (more) this.recovery = setImmediate(this.insertPending);
-  };
 
   /**
    * Opens (creating by default) the database in `dir`: replays the WAL into tables, writes a fresh manifest and
@@ -445,50 +366,16 @@ export class Engine {
       if (this.closing) throw closedError(`engine ${this.location}`);
       if (!this.follower || !this.view) throw invalidArgument(`engine ${this.location} is not a follower`);
       this.view.refresh();
-      this.releaseTables(this.view);
+      releaseTables(this.view, this.tableCache);
       return Promise.resolve();
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
-  /** A view's tables that no version lists any more: their descriptors closed, their readers and blocks dropped. */
-  private releaseTables(view: LiveView): void {
-    for (const n of view.collect()) this.tableCache.evict(n);
-  }
-
   /** Counters and sizes, for monitoring and tests. */
   stats(): EngineStats {
-    const v = this.versions.current;
-    return {
-      levels: v.files.map((files, level) => ({ files: files.length, bytes: v.levelBytes(level) })),
-      memtableBytes: this.memtables.memoryUsage,
-      pendingWalRecords: this.memtables.pendingRecords,
-      immutableMemtables: this.memtables.frozenCount,
-      lastSequence: this.versions.lastSequence,
-      ...this.background.counters,
-      writeStalls: this.gate.stalls,
-      writeSlowdowns: this.gate.slowdowns,
-      liveSnapshots: this.snapshots.size,
-      openIterators: this.reads.openIterators,
-      openTables: this.tableCache.openCount,
-      workerThreads: this.jobs.threads,
-      ...this.derivedStats(),
-    };
-  }
-
-  private derivedStats() {
-    const c = this.background.counters;
-    const cache = this.blockCache.stats();
-    const userBytesWritten = this.writes.bytesWritten;
-    return {
-      blockCache: { ...cache, hitRate: hitRate(cache.hits, cache.misses) },
-      stallMillis: this.gate.stallMillis,
-      periodicCompactions: this.periodic.runs,
-      userBytesWritten,
-      ...amplification(this.versions.current, userBytesWritten, c.flushBytesWritten + c.compactionBytesWritten),
-      bloomFilter: { ...this.tableCache.filterCounters },
-    };
+    return engineStats(this.figures);
   }
 
   /**
@@ -551,8 +438,7 @@ export class Engine {
   }
 
   private async closeAll(): Promise<void> {
-    if (this.recovery !== undefined) clearImmediate(this.recovery);
-    this.recovery = undefined;
+    this.memtables.stopPendingInserts();
     this.writes.refuse();
     this.background.stop();
     await this.periodic.stop();

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { forEachUpdate } from '../write/updates-since.js';
 import { Engine } from './engine.js';
-import { forEachUpdate } from './updates-since.js';
 
 const dec = new TextDecoder();
 let dir: string;

@@ -8,11 +8,111 @@
  * level-0 table, one per deeper non-empty level); space amplification is the bytes of every table over those of the
  * deepest non-empty level, which holds (nearly) one version of each key once compaction has caught up.
  */
+import type { BackgroundWork } from '../background/background.js';
+import type { PeriodicCompaction } from '../background/periodic-compaction.js';
+import type { SnapshotList } from '../background/snapshot.js';
 import { TRAILER_SIZE } from '../base/internal-key.js';
+import type { JobPool } from '../compaction/job-pool.js';
+import type { ReadPath } from '../read/read-path.js';
+import type { BlockCache } from '../table/block-cache.js';
 import type { TableCache } from '../table/table-cache.js';
 import type { TableProperties } from '../table/table-properties.js';
 import type { Version } from '../version/version.js';
-import type { EngineStats } from './engine.js';
+import type { VersionSet } from '../version/version-set.js';
+import type { MemtableSet } from '../write/memtables.js';
+import type { WriteGate } from '../write/write-gate.js';
+import type { WritePath } from '../write/write-path.js';
+
+/** What `engine.stats()` reports. */
+export interface EngineStats {
+  levels: { files: number; bytes: number }[];
+  /** Bytes used by the live memtable and by frozen memtables waiting to be flushed. */
+  memtableBytes: number;
+  /**
+   * WAL records the open checked and has not inserted into the live memtable yet: inserted in the background just
+   * after the open, or at once by the first read or write (0 when none).
+   */
+  pendingWalRecords: number;
+  immutableMemtables: number;
+  lastSequence: number;
+  flushes: number;
+  compactions: number;
+  trivialMoves: number;
+  compactionBytesRead: number;
+  compactionBytesWritten: number;
+  /** Runs of the `periodicCompaction` schedule that finished. */
+  periodicCompactions: number;
+  /** Writes whose promise waited for background work (memtables or level 0 piling up). */
+  writeStalls: number;
+  /** Writes delayed a little because level 0 passed the slowdown trigger. */
+  writeSlowdowns: number;
+  liveSnapshots: number;
+  openIterators: number;
+  openTables: number;
+  /** Worker threads of the flush and compaction pool (0 until the memtable was a quarter full, and after close). */
+  workerThreads: number;
+  blockCache: { hits: number; misses: number; blocks: number; usage: number; capacity: number; hitRate: number };
+  /** Bytes of level-0 tables written by flushes. */
+  flushBytesWritten: number;
+  /** Milliseconds of flush and compaction jobs (on the worker threads). */
+  flushMillis: number;
+  compactionMillis: number;
+  /** Milliseconds during which writes were stalled. */
+  stallMillis: number;
+  /** Bytes the caller wrote (batches of keys and values): the base of write amplification. */
+  userBytesWritten: number;
+  /** (flush + compaction bytes written) / userBytesWritten. */
+  writeAmplification: number;
+  /** Tables a point lookup may probe: every level-0 table, one per deeper non-empty level. */
+  readAmplification: number;
+  /** Bytes of all tables / bytes of the deepest non-empty level. */
+  spaceAmplification: number;
+  /** Point gets that asked a table's bloom filter, and those it answered "absent" (sparing a block read). */
+  bloomFilter: { checked: number; useful: number };
+}
+
+/** The engine's parts its stats are read from (engine.ts hands them over whole). */
+export interface FigureSources {
+  versions: VersionSet;
+  memtables: MemtableSet;
+  background: BackgroundWork;
+  gate: WriteGate;
+  snapshots: SnapshotList;
+  reads: ReadPath;
+  writes: WritePath;
+  tableCache: TableCache;
+  blockCache: BlockCache;
+  jobs: JobPool;
+  periodic: PeriodicCompaction;
+}
+
+/** What `engine.stats()` reports: the parts' counters and sizes, and the figures derived from them. */
+export function engineStats(p: FigureSources): EngineStats {
+  const v = p.versions.current;
+  const c = p.background.counters;
+  const cache = p.blockCache.stats();
+  const userBytesWritten = p.writes.bytesWritten;
+  return {
+    levels: v.files.map((files, level) => ({ files: files.length, bytes: v.levelBytes(level) })),
+    memtableBytes: p.memtables.memoryUsage,
+    pendingWalRecords: p.memtables.pendingRecords,
+    immutableMemtables: p.memtables.frozenCount,
+    lastSequence: p.versions.lastSequence,
+    ...c,
+    writeStalls: p.gate.stalls,
+    writeSlowdowns: p.gate.slowdowns,
+    liveSnapshots: p.snapshots.size,
+    openIterators: p.reads.openIterators,
+    openTables: p.tableCache.openCount,
+    workerThreads: p.jobs.threads,
+    blockCache: { ...cache, hitRate: hitRate(cache.hits, cache.misses) },
+    stallMillis: p.gate.stallMillis,
+    periodicCompactions: p.periodic.runs,
+    userBytesWritten,
+    ...amplification(v, userBytesWritten, c.flushBytesWritten + c.compactionBytesWritten),
+    bloomFilter: { ...p.tableCache.filterCounters },
+  };
+}
 
 /** One table of the current version and what its properties block records. */
 export interface TableInfo {

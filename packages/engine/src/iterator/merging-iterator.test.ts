@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InternalIterator } from '../base/internal-iterator.js';
 import { compareInternalKeys, makeInternalKey, ValueKind } from '../base/internal-key.js';
-import { Block, BlockIterator } from '../table/block.js';
+import { Block } from '../table/block.js';
 import { BlockBuilder } from '../table/block-builder.js';
+import { BlockIterator } from '../table/block-iterator.js';
 import { MergingIterator } from './merging-iterator.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

@@ -8,10 +8,36 @@
  */
 import { copyBytes } from '../base/coding.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
-import type { Memtable } from './memtable.js';
+
+/**
+ * What the cursor reads of a memtable (memtable.ts, the one implementation), named here so that the memtable can make
+ * its cursors without this file importing it back. Nodes are word offsets in the skiplist; 0 is none.
+ */
+export interface MemtableNodes {
+  /** The byte arena keys and values live in. */
+  readonly bytes: Uint8Array;
+  /** The node after node `n` (after the head when `n` is 0), or 0. */
+  nodeAfter(n: number): number;
+  /** The last node < the internal key `ikey`, or 0. */
+  nodeBefore(ikey: Uint8Array): number;
+  /** The first node >= the internal key `ikey`, or 0. */
+  nodeAtOrAfter(ikey: Uint8Array): number;
+  /** The last node, or 0 when empty. */
+  lastNode(): number;
+  /** Where node `n`'s internal key starts in `bytes`; its value follows the key. */
+  keyOffsetOf(n: number): number;
+  /** Length of node `n`'s internal key. */
+  keyLengthOf(n: number): number;
+  /** Length of node `n`'s value. */
+  valueLengthOf(n: number): number;
+  /** The value of node `n`, as a view into the arena. */
+  valueOf(n: number): Uint8Array;
+  /** Ends the pin an open cursor holds on the arenas. */
+  releaseReader(): void;
+}
 
 export class MemtableIterator implements InternalIterator {
-  private readonly mem: Memtable;
+  private readonly mem: MemtableNodes;
   private node = 0;
   private open = true;
   private keyBuf = new Uint8Array(64);
@@ -19,7 +45,7 @@ export class MemtableIterator implements InternalIterator {
   private keyView = this.keyBuf.subarray(0, 0);
 
   /** Made by `Memtable.iterator()`, which counts it as a reader. */
-  constructor(mem: Memtable) {
+  constructor(mem: MemtableNodes) {
     this.mem = mem;
   }
 

@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CorruptionError } from '../base/errors.js';
 import { compareInternalAt, compareInternalKeys, makeInternalKey, ValueKind } from '../base/internal-key.js';
-import { Block, BlockIterator } from './block.js';
+import { Block } from './block.js';
 import { BlockBuilder } from './block-builder.js';
+import { BlockIterator } from './block-iterator.js';
 
 const enc = new TextEncoder();
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../base/errors.js';
 import { makeInternalKey, ValueKind } from '../base/internal-key.js';
-import type { BlockIterator } from './block.js';
+import type { BlockIterator } from './block-iterator.js';
 import { TableBuilder } from './table-builder.js';
 import { TableReader } from './table-reader.js';
 

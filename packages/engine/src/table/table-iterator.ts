@@ -3,9 +3,34 @@
  */
 import { closedError } from '../base/errors.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
-import { type Block, BlockIterator } from './block.js';
+import type { Block } from './block.js';
+import { BlockIterator } from './block-iterator.js';
 import { BLOCK_TRAILER_SIZE } from './table-format.js';
-import type { TableReader } from './table-reader.js';
+
+/**
+ * What the cursor asks of its table (table-reader.ts, the one implementation), named here so that the reader can make
+ * its cursors without this file importing it back. The handle calls share the reader's scratch: one cursor moves at a
+ * time on the event loop.
+ */
+export interface TableBlocks {
+  readonly path: string;
+  /** Ends the pin an open cursor holds on the file's descriptor. */
+  unpin(): void;
+  /** A fresh cursor over the index block. */
+  indexIterator(): BlockIterator;
+  /** Decodes the block handle in the index cursor's value, for `handleOffset` and `handleSize`. */
+  decodeHandle(index: BlockIterator): void;
+  handleOffset(): number;
+  handleSize(): number;
+  /** The data block at (offset, size), from the cache or the file (then cached if `fillCache`). */
+  blockAt(offset: number, size: number, fillCache?: boolean): Block;
+  /** The cached block at `offset`, if any. */
+  cachedBlock(offset: number): Block | undefined;
+  /** Up to `length` bytes of data blocks from `offset`, read in one call: a readahead window. */
+  readWindow(offset: number, length: number): Uint8Array;
+  /** The block at (offset, size) out of a readahead window that starts at file offset `windowStart`. */
+  blockFromWindow(window: Uint8Array, windowStart: number, offset: number, size: number, fillCache: boolean): Block;
+}
 
 // A forward scan that has read this many blocks back to back from the file switches to readahead.
 const SEQUENTIAL_READS_FOR_READAHEAD = 2;
@@ -25,7 +50,7 @@ const READAHEAD_BYTES = 256 * 1024;
  * like any block's.
  */
 export class TableIterator implements InternalIterator {
-  private readonly reader: TableReader;
+  private readonly reader: TableBlocks;
   private readonly fillCache: boolean;
   private readonly index: BlockIterator;
   private readonly data: BlockIterator;
@@ -40,7 +65,7 @@ export class TableIterator implements InternalIterator {
   private readahead = INITIAL_READAHEAD_BYTES;
   private closed = false;
 
-  constructor(reader: TableReader, fillCache: boolean) {
+  constructor(reader: TableBlocks, fillCache: boolean) {
     this.reader = reader;
     this.fillCache = fillCache;
     this.index = reader.indexIterator();

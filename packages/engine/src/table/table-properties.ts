@@ -4,8 +4,9 @@
  */
 import { getVarint64, MAX_VARINT64_LENGTH, putVarint64 } from '../base/coding.js';
 import { CorruptionError } from '../base/errors.js';
-import { type Block, BlockIterator } from './block.js';
+import type { Block } from './block.js';
 import { BlockBuilder } from './block-builder.js';
+import { BlockIterator } from './block-iterator.js';
 
 /** What the table's properties block records. */
 export interface TableProperties {

@@ -1,6 +1,6 @@
 /**
  * Following the manifest of a directory that another process (the writer) owns, for read-only opens and followers
- * (db/live-view.ts): CURRENT names the manifest; its edits are folded into the set of live tables per level and the
+ * (follower/live-view.ts): CURRENT names the manifest; its edits are folded into the set of live tables per level and the
  * counters, and a later `read()` goes on from the end of the last whole edit, or starts over when CURRENT names a
  * new manifest (the writer rolled it, or reopened after a crash). An edit the writer is still appending (a torn
  * tail) ends the read quietly and is read whole next time.
@@ -113,7 +113,7 @@ export class ManifestTail implements ManifestState {
 
   /**
    * The generation of the state read: its next file number, which grows with every edit that deletes tables
-   * (db/reader-pins.ts).
+   * (background/reader-pins.ts).
    */
   get generation(): number {
     return this.nextFileNumber;

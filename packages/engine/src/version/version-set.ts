@@ -318,7 +318,7 @@ export class VersionSet {
     if (!this.manifest) throw closedError(`the manifest of ${this.dir}`);
     if (edit.logNumber === undefined) edit.logNumber = this.logNumber;
     // An edit that drops tables gets a next file number above every earlier edit's: the generation from which on no
-    // state lists them, by which readers pin the states that still do (db/reader-pins.ts).
+    // state lists them, by which readers pin the states that still do (background/reader-pins.ts).
     const added = new Set(edit.newFiles.map(([, f]) => f.number));
     const dropped = edit.deletedFiles.map(([, n]) => n).filter((n) => !added.has(n));
     if (dropped.length > 0) this.nextFileNumber++;

@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { batchCount, batchSequence, replayBatch, WriteBatch } from '../db/write-batch.js';
 import { RecordReader } from '../record/record-reader.js';
 import { RecordWriter } from '../record/record-writer.js';
+import { batchCount, batchSequence, replayBatch, WriteBatch } from '../write/write-batch.js';
 import { WalWriter } from './wal-writer.js';
 
 let dir: string;

@@ -2,7 +2,7 @@
  * The writes after a sequence number, read back from the WALs (RocksDB's `GetUpdatesSince`): what a consumer that
  * holds the state as of sequence S (a map image) replays to catch up, instead of reading everything. The logs are
  * those in the directory — the live one, the frozen memtables', and the older ones a retention pin kept
- * (db/wal-retention.ts) — read in number order; their batches must continue S without a gap, or the answer says the
+ * (wal-retention.ts) — read in number order; their batches must continue S without a gap, or the answer says the
  * engine no longer has them (the consumer then rebuilds from the tables).
  */
 import { readdirSync } from 'node:fs';

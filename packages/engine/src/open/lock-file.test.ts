@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Engine } from './engine.js';
+import { Engine } from '../db/engine.js';
 import { LockFile } from './lock-file.js';
 
 let dir: string;

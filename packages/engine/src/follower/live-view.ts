@@ -27,6 +27,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { basename } from 'node:path';
+import { ReaderPins } from '../background/reader-pins.js';
 import { CorruptionError, EngineError, ErrorCodes, ioError } from '../base/errors.js';
 import { FileType, parseFileName, tableFileName } from '../base/filenames.js';
 import type { ResolvedOptions } from '../base/options.js';
@@ -35,8 +36,7 @@ import { ManifestTail } from '../version/manifest-tail.js';
 import type { Version } from '../version/version.js';
 import { type FileMetaData, VersionEdit } from '../version/version-edit.js';
 import { VersionSet } from '../version/version-set.js';
-import { MemtableSet } from './memtables.js';
-import { ReaderPins } from './reader-pins.js';
+import { MemtableSet } from '../write/memtables.js';
 import { TableFiles } from './table-files.js';
 import { WalTail } from './wal-tail.js';
 
@@ -53,7 +53,7 @@ export class LiveView {
   /** The WALs followed, by number. */
   private readonly logs = new Map<number, WalTail>();
   /**
-   * Where the writer keeps this reader's tables for it (db/reader-pins.ts): the generations of the versions installed
+   * Where the writer keeps this reader's tables for it (background/reader-pins.ts): the generations of the versions installed
    * and not yet collected. Undefined: the view holds a descriptor of each table instead.
    */
   private readonly pins: ReaderPins | undefined;

@@ -16,10 +16,10 @@ import type { JobPool } from '../compaction/job-pool.js';
 import type { TableBuilderOptions } from '../table/table-builder.js';
 import { VersionEdit } from '../version/version-edit.js';
 import type { VersionSet } from '../version/version-set.js';
-import type { MemtableSet } from './memtables.js';
+import type { MemtableSet } from '../write/memtables.js';
+import { nextTurn, type WriteGate } from '../write/write-gate.js';
 import type { ObsoleteFiles } from './obsolete-files.js';
 import type { SnapshotList } from './snapshot.js';
-import { nextTurn, type WriteGate } from './write-gate.js';
 
 /** What background work needs of the engine, each part whole. */
 export interface BackgroundParts {

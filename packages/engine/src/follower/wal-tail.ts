@@ -1,6 +1,6 @@
 /**
  * Following one WAL file that another process (the writer) appends to, for read-only opens and followers
- * (db/live-view.ts): each `read()` replays the records appended since the last one into memtables of this log's own,
+ * (live-view.ts): each `read()` replays the records appended since the last one into memtables of this log's own,
  * and stops at the last whole record, so that a record the writer is still writing (a torn tail) is read whole at the
  * next call. Nothing here writes, locks or keeps a file open.
  */
@@ -9,7 +9,7 @@ import { logFileName } from '../base/filenames.js';
 import { ValueKind } from '../base/internal-key.js';
 import { Memtable } from '../memtable/memtable.js';
 import { RecordReader } from '../record/record-reader.js';
-import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
+import { type BatchHandler, batchCount, batchSequence, replayBatch } from '../write/write-batch.js';
 
 export class WalTail {
   readonly number: number;

@@ -16,7 +16,6 @@ import { Memtable } from '../memtable/memtable.js';
 import { RecordWriter } from '../record/record-writer.js';
 import type { VersionSet } from '../version/version-set.js';
 import { WalWriter } from '../wal/wal-writer.js';
-import type { BackgroundWork } from './background.js';
 import { insertInto, type MemtableSet } from './memtables.js';
 import type { UpdateBatch } from './updates-since.js';
 import { type BatchHandler, type Bytes, replayBatch, WriteBatch } from './write-batch.js';
@@ -25,6 +24,16 @@ import { nextTurn, type WriteGate } from './write-gate.js';
 /** One operation of `engine.write([...])`. */
 export type WriteOperation = { type: 'put'; key: Bytes; value: Bytes } | { type: 'del'; key: Bytes };
 
+/**
+ * What the write path asks of background work (background.ts, which sits above the write path): a flush once a
+ * memtable is frozen, a compaction once writes began, and whether either runs now.
+ */
+export interface BackgroundScheduler {
+  readonly busy: boolean;
+  maybeScheduleFlush(): void;
+  maybeScheduleCompaction(): void;
+}
+
 /** What the write path needs of the engine, each part whole. */
 export interface WritePathParts {
   dir: string;
@@ -32,7 +41,7 @@ export interface WritePathParts {
   versions: VersionSet;
   memtables: MemtableSet;
   gate: WriteGate;
-  background: BackgroundWork;
+  background: BackgroundScheduler;
   jobs: JobPool;
   /** The live WAL's file (recovery created it, or reopened the replayed log), numbered `memtables.liveLog`; absent without a WAL. */
   log: RecordWriter | undefined;
@@ -47,7 +56,7 @@ export class WritePath {
   private readonly versions: VersionSet;
   private readonly memtables: MemtableSet;
   private readonly gate: WriteGate;
-  private readonly background: BackgroundWork;
+  private readonly background: BackgroundScheduler;
   private readonly jobs: JobPool;
   private wal: WalWriter | undefined;
   /** Final syncs of rotated WALs still running. */

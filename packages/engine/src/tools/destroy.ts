@@ -6,10 +6,10 @@
  */
 import { readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { READERS_FILE } from '../background/reader-pins.js';
 import { ioError } from '../base/errors.js';
 import { FileType, LOCK_FILE, parseFileName } from '../base/filenames.js';
-import { LockFile } from './lock-file.js';
-import { READERS_FILE } from './reader-pins.js';
+import { LockFile } from '../open/lock-file.js';
 
 /**
  * Deletes the engine's files in `dir` (see the top of the file). Resolves at once if `dir` does not exist. Rejects

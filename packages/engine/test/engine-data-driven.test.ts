@@ -1,5 +1,6 @@
-// The engine's data-driven cases: each file of test/testdata/engine/ is a session against one database directory,
-// read as commands and the output each must print (see data-driven.ts; HEAPLESS_REWRITE=1 rewrites the outputs).
+// The engine's data-driven cases: each file of ./testdata/ is a session against one database directory, read as
+// commands and the output each must print (see the repository's test/data-driven.ts; HEAPLESS_REWRITE=1 rewrites
+// the outputs).
 //
 //   open [option=value...]        opens a fresh directory (options as EngineOptions: numbers, true/false, names);
 //                                 background compaction is off unless level0CompactionTrigger is given
@@ -25,10 +26,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENTRY_HEADER_SIZE, Engine, type EngineIterator, type EngineOptions, type Snapshot } from '@heapless/engine';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TableReader } from '../packages/engine/src/table/table-reader.js';
-import { type DataCase, runDataFile } from './data-driven.js';
+import { type DataCase, runDataFile } from '../../../test/data-driven.js';
+import { TableReader } from '../src/table/table-reader.js';
 
-const DATA = new URL('./testdata/engine/', import.meta.url);
+const DATA = new URL('./testdata/', import.meta.url);
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const roots: string[] = [];

@@ -1,6 +1,6 @@
 /**
  * Deleting the files the database no longer needs (Pebble's obsolete_files.go): WALs older than the manifest's log
- * number (unless a consumer's retention pin keeps them, db/wal-retention.ts), tables no referenced version lists and no running job is writing, manifests other than the live one, and
+ * number (unless a consumer's retention pin keeps them, write/wal-retention.ts), tables no referenced version lists and no running job is writing, manifests other than the live one, and
  * temporaries. Deletion runs off the event loop; a failed unlink (the file already gone) is retried by the next pass.
  *
  * Callers run a pass whenever something may have become obsolete: after a change is installed in the manifest, when
@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { FileType, type ListedFile, parseFileName, parseListing } from '../base/filenames.js';
 import type { TableCache } from '../table/table-cache.js';
 import type { VersionSet } from '../version/version-set.js';
+import type { WalRetention } from '../write/wal-retention.js';
 import type { ReaderRegistry } from './reader-pins.js';
-import type { WalRetention } from './wal-retention.js';
 
 export class ObsoleteFiles {
   private readonly dir: string;
@@ -25,7 +25,7 @@ export class ObsoleteFiles {
   /** Unlinks running, by file name. */
   private readonly deleting = new Map<string, Promise<void>>();
 
-  /** `retention`: the consumer's pin on WALs whose data is in tables (db/wal-retention.ts). */
+  /** `retention`: the consumer's pin on WALs whose data is in tables (write/wal-retention.ts). */
   constructor(
     dir: string,
     versions: VersionSet,

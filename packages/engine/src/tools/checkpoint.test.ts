@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../base/errors.js';
-import { Engine } from './engine.js';
+import { Engine } from '../db/engine.js';
 
 let top: string;
 let dir: string;

@@ -2,8 +2,8 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Engine } from '../db/engine.js';
 import { decodeFooter, FOOTER_SIZE } from '../table/table-format.js';
-import { Engine } from './engine.js';
 import { verifyDatabase } from './verify.js';
 
 let root: string;

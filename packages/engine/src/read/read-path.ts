@@ -6,6 +6,9 @@
  * left. When an iterator's close lets go of the last reference to an old version, the tables only it listed become
  * obsolete, and the read path collects them.
  */
+
+import type { ObsoleteFiles } from '../background/obsolete-files.js';
+import type { Snapshot, SnapshotList } from '../background/snapshot.js';
 import { invalidArgument } from '../base/errors.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
 import { DbIterator } from '../iterator/db-iterator.js';
@@ -18,11 +21,9 @@ import { DELETED, type GetResult } from '../table/table-reader.js';
 import type { TableSource } from '../version/version.js';
 import type { FileMetaData } from '../version/version-edit.js';
 import type { VersionSet } from '../version/version-set.js';
+import type { MemtableSet } from '../write/memtables.js';
+import { type Bytes, checkKeyString } from '../write/write-batch.js';
 import { EngineIterator, type IteratorOptions } from './engine-iterator.js';
-import type { MemtableSet } from './memtables.js';
-import type { ObsoleteFiles } from './obsolete-files.js';
-import type { Snapshot, SnapshotList } from './snapshot.js';
-import { type Bytes, checkKeyString } from './write-batch.js';
 
 /** Per-read options. */
 export interface ReadOptions {

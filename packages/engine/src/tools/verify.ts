@@ -33,7 +33,7 @@ import { RecordReader } from '../record/record-reader.js';
 import { TableReader } from '../table/table-reader.js';
 import { VersionEdit } from '../version/version-edit.js';
 import { VersionSet } from '../version/version-set.js';
-import { type BatchHandler, batchSequence, replayBatch } from './write-batch.js';
+import { type BatchHandler, batchSequence, replayBatch } from '../write/write-batch.js';
 
 /** A damaged place: the file (a path), the byte offset where the damage was found, and what is wrong. */
 export interface VerifyProblem {

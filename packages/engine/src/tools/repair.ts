@@ -40,6 +40,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
+import { builderOptions } from '../background/background.js';
 import { CorruptionError, EngineError, ErrorCodes, ioError } from '../base/errors.js';
 import {
   CURRENT_FILE,
@@ -53,15 +54,14 @@ import { compareBytes, sequenceOf, userKeyOf, ValueKind } from '../base/internal
 import { type EngineOptions, resolveOptions } from '../base/options.js';
 import { compactTables, flushMemtable } from '../compaction/compaction-job.js';
 import { Memtable } from '../memtable/memtable.js';
+import { LockFile } from '../open/lock-file.js';
 import { RecordReader } from '../record/record-reader.js';
 import { RecordWriter } from '../record/record-writer.js';
 import { TableReader } from '../table/table-reader.js';
 import type { FileMetaData } from '../version/version-edit.js';
 import { VersionEdit } from '../version/version-edit.js';
 import { setCurrentFile, syncDirectory } from '../version/version-set.js';
-import { builderOptions } from './background.js';
-import { LockFile } from './lock-file.js';
-import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
+import { type BatchHandler, batchCount, batchSequence, replayBatch } from '../write/write-batch.js';
 
 /** The folder of a database directory where repair moves what it cannot use. */
 export const LOST_FOLDER = 'lost';

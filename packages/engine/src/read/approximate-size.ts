@@ -9,7 +9,7 @@ import { compareBytes, MAX_SEQUENCE, makeInternalKey, SEEK_KIND, TRAILER_SIZE } 
 import type { TableCache } from '../table/table-cache.js';
 import type { Version } from '../version/version.js';
 import type { FileMetaData } from '../version/version-edit.js';
-import type { MemtableSet } from './memtables.js';
+import type { MemtableSet } from '../write/memtables.js';
 
 /** Options of `engine.approximateSize`. */
 export interface ApproximateSizeOptions {

@@ -7,12 +7,12 @@
  * engine's close). Keys and values handed out are copies the caller owns.
  */
 
+import type { Snapshot } from '../background/snapshot.js';
 import { writeU32LE } from '../base/coding.js';
 import { closedError, invalidArgument } from '../base/errors.js';
 import { compareBytes } from '../base/internal-key.js';
 import type { DbIterator } from '../iterator/db-iterator.js';
-import type { Snapshot } from './snapshot.js';
-import { type Bytes, checkKeyString } from './write-batch.js';
+import { type Bytes, checkKeyString } from '../write/write-batch.js';
 
 /** Options of `engine.iterator()`. Bounds are keys (bytes, or strings as UTF-8). */
 export interface IteratorOptions {

@@ -11,7 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Engine } from './engine.js';
+import { Engine } from '../db/engine.js';
 import { forEachUpdate } from './updates-since.js';
 
 const dec = new TextDecoder();

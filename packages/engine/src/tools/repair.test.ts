@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Engine } from '../db/engine.js';
 import { destroyDatabase } from './destroy.js';
-import { Engine } from './engine.js';
 import { LOST_FOLDER, repairDatabase } from './repair.js';
 
 let dir: string;

@@ -5,9 +5,9 @@
  */
 import { EngineError, ErrorCodes } from '../base/errors.js';
 import type { ResolvedOptions } from '../base/options.js';
+import { LiveView } from '../follower/live-view.js';
 import { VersionSet } from '../version/version-set.js';
-import { LiveView } from './live-view.js';
-import type { OpenedDatabase } from './open.js';
+import type { OpenedDatabase } from './opened-database.js';
 
 /**
  * Opens `dir` without changing it (see the top of the file). Throws EngineError NOT_FOUND when it holds no database,

@@ -23,6 +23,8 @@
  */
 import { existsSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { builderOptions } from '../background/background.js';
+import { READERS_FILE, ReaderRegistry } from '../background/reader-pins.js';
 import { EngineError, ErrorCodes, invalidArgument, ioError } from '../base/errors.js';
 import { FileType, type ListedFile, LOCK_FILE, logFileName, parseListing, tableFileName } from '../base/filenames.js';
 import { type EngineOptions, type ResolvedOptions, resolveOptions } from '../base/options.js';
@@ -33,42 +35,12 @@ import { RecordWriter } from '../record/record-writer.js';
 import { blockCompressor } from '../table/compression.js';
 import { VersionEdit } from '../version/version-edit.js';
 import { VersionSet } from '../version/version-set.js';
-import { builderOptions } from './background.js';
-import type { LiveView } from './live-view.js';
+import { insertInto, type PendingRecord } from '../write/memtables.js';
+import type { UpdateBatch } from '../write/updates-since.js';
+import { type BatchHandler, batchCount, batchSequence, replayBatch } from '../write/write-batch.js';
 import { LockFile } from './lock-file.js';
-import { insertInto, type PendingRecord } from './memtables.js';
+import type { OpenedDatabase } from './opened-database.js';
 import { openReadOnly } from './read-only.js';
-import { READERS_FILE, ReaderRegistry } from './reader-pins.js';
-import type { UpdateBatch } from './updates-since.js';
-import { type BatchHandler, batchCount, batchSequence, replayBatch } from './write-batch.js';
-
-/** An opened, recovered database: what the engine is assembled from. The engine takes ownership of all of it. */
-export interface OpenedDatabase {
-  dir: string;
-  options: ResolvedOptions;
-  /** The directory's lock; undefined for a read-only open, which takes none. */
-  lock: LockFile | undefined;
-  /** The writer's side of the readers' pins on tables (reader-pins.ts); undefined for a read-only open. */
-  readers: ReaderRegistry | undefined;
-  versions: VersionSet;
-  /** The live memtable: the replayed one after a clean close, else empty. */
-  mem: Memtable;
-  /** Records of the live WAL still to insert into `mem` (a clean close's, see the top); empty when none. */
-  pending: PendingRecord[];
-  /** The live WAL's file and number (without a WAL: undefined and 0). */
-  log: RecordWriter | undefined;
-  logNumber: number;
-  /** The engine's files in the directory as open found them, for the first pass over obsolete files. */
-  listing: ListedFile[];
-  /**
-   * With a `retainWalAfter` pin: the batches the replay read that hold writes after the pin, in order (views of the
-   * logs' bytes, read once), for the first `updatesSince` to answer from instead of reading the logs again. Empty
-   * without a pin.
-   */
-  recovered: UpdateBatch[];
-  /** For a read-only or follower open: the view of the directory, which also holds `versions` and the memtables. */
-  view?: LiveView;
-}
 
 /**
  * Opens `dir` (see the top of the file). Throws EngineError LOCKED, NOT_FOUND, EXISTS, INVALID_ARGUMENT or IO, or

@@ -196,8 +196,8 @@ describe('closing the server with SSE watchers open', () => {
 
 /** Listeners on the map's commit feed: 0 once no watch is open. */
 function listeners(): number {
-  return (map as unknown as { persistence: { engine: { writes: { commitListeners: unknown[] } } } }).persistence.engine
-    .writes.commitListeners.length;
+  type Parts = { parts: { persistence: { engine: { writes: { commitListeners: unknown[] } } } } };
+  return (map as unknown as Parts).parts.persistence.engine.writes.commitListeners.length;
 }
 
 describe('an SSE watcher that never reads', () => {

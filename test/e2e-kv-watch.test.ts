@@ -447,7 +447,8 @@ function engineOf(map: OffHeapMap<string, unknown>): {
   writes: { commitListeners: unknown[] };
   flush(): Promise<void>;
 } {
-  return (map as unknown as { persistence: { engine: ReturnType<typeof engineOf> } }).persistence.engine;
+  return (map as unknown as { parts: { persistence: { engine: ReturnType<typeof engineOf> } } }).parts.persistence
+    .engine;
 }
 
 function watchesOf(map: OffHeapMap<string, unknown>): number {

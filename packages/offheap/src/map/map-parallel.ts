@@ -4,7 +4,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
-import { isOffHeapErrorCode, OffHeapError, OffHeapErrorCodes } from '../errors.js';
+import { invalidArgument, isOffHeapErrorCode, OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import type { ParallelResult, ParallelTask, WorkerFunction } from '../shared/parallel-task.js';
 import type { SharedMapHandle } from '../shared/shared-handle.js';
 import type { MapIndex } from './map-index.js';
@@ -12,8 +12,6 @@ import type { MapSharing } from './map-sharing.js';
 
 /** The most partitions a scan may ask for: each is a task with a map handle of its own. */
 const MAX_PARTITIONS = 1 << 20;
-
-const invalid = (message: string) => new OffHeapError(OffHeapErrorCodes.INVALID_ARGUMENT, message);
 
 export class MapParallel {
   /** Started on first use: a map that never runs a parallel read starts no thread. */
@@ -33,13 +31,13 @@ export class MapParallel {
   async run(op: 'scan' | 'filter', fn: WorkerFunction, partitions: number): Promise<unknown[]> {
     const given = fn as Partial<WorkerFunction> | null;
     if (typeof given?.module !== 'string' && !(given?.module instanceof URL)) {
-      throw invalid(`${op}: { module } must name the worker module (a path, or a file: or data: URL)`);
+      throw invalidArgument(`${op}: { module } must name the worker module (a path, or a file: or data: URL)`);
     }
     if (given.name !== undefined && typeof given.name !== 'string') {
-      throw invalid(`${op}: { name } must be the name of an export of the module`);
+      throw invalidArgument(`${op}: { name } must be the name of an export of the module`);
     }
     if (!Number.isInteger(partitions) || partitions < 1 || partitions > MAX_PARTITIONS) {
-      throw invalid(`${op}: partitions must be an integer from 1 to ${MAX_PARTITIONS}, not ${partitions}`);
+      throw invalidArgument(`${op}: partitions must be an integer from 1 to ${MAX_PARTITIONS}, not ${partitions}`);
     }
     // A URL (file:, data:) as it is; anything else is a path.
     const module =

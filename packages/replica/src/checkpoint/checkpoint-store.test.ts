@@ -147,6 +147,24 @@ describe('CheckpointStore', () => {
     }
   });
 
+  it('prunes without leaving deletion markers: the bucket holds what the kept checkpoints need', async () => {
+    const store = await CheckpointStore.open(servers.nc, { bucket: 'markers' });
+    const dir = sourceDir('src');
+    const messages = async () =>
+      (await (await jetstreamManager(servers.nc)).streams.info('OBJ_markers')).state.messages;
+    await store.upload(dir, { schema: 'a', position: 1 });
+    const one = await messages();
+    for (const position of [2, 3, 4]) await store.upload(dir, { schema: 'a', position });
+    expect(await messages()).toBe(4 * one);
+    expect(await store.prune('a', 1)).toHaveLength(3);
+    // A delete would have left one marker per object of each pruned checkpoint on the stream for ever.
+    expect(await messages()).toBe(one);
+    expect((await store.list('a')).map((c) => c.position)).toEqual([4]);
+    const back = join(work, 'back');
+    await store.download((await store.newest('a'))!, back);
+    expect(readFileSync(join(back, 'MANIFEST-000007'), 'utf8')).toBe('manifest of src');
+  });
+
   it('lists the newest first per schema and prunes all but the newest N', async () => {
     const store = await CheckpointStore.open(servers.nc, { bucket: 'listing' });
     const dir = sourceDir('src');

@@ -30,7 +30,7 @@ import {
   manifestObject,
   parseManifestObject,
 } from './checkpoint-manifest.js';
-import { UploadedObjects } from './checkpoint-uploaded.js';
+import { StoredObjects } from './checkpoint-uploaded.js';
 
 /** Options of {@link CheckpointStore.open}. */
 export interface CheckpointStoreOptions {
@@ -133,7 +133,7 @@ export class CheckpointStore {
     const id = checkpointId(options.position, nuid.next());
     const local = await listFiles(dir);
     const files: CheckpointFile[] = [];
-    const written = new UploadedObjects(this.nc, this.bucket, this.timeoutMs);
+    const written = new StoredObjects(this.nc, this.bucket, this.timeoutMs);
     try {
       for (const file of local) {
         const read = await readHashed(file);
@@ -300,12 +300,7 @@ export class CheckpointStore {
     }
     const removed: string[] = [];
     for (const old of candidates.slice(keep)) {
-      try {
-        await this.store.delete(manifestObject(old.schema, old.id));
-      } catch (err) {
-        throw replicaErrorOf(err, `removing checkpoint ${old.id}`);
-      }
-      await this.removeObjects(checkpointObjects(old.schema, old.id));
+      await this.purgeCheckpoint(old);
       removed.push(old.id);
     }
     return removed;
@@ -372,15 +367,25 @@ export class CheckpointStore {
     }
   }
 
-  private async removeObjects(prefix: string): Promise<void> {
-    for (const info of await this.objects()) {
-      if (!info.name.startsWith(prefix)) continue;
-      try {
-        await this.store.delete(info.name);
-      } catch (err) {
-        throw replicaErrorOf(err, `removing ${info.name}`);
-      }
+  /**
+   * Takes every object of checkpoint `c` out of the bucket, the manifest first (so that a half-removed checkpoint is
+   * never listed), by purging their subjects rather than by the object store's `delete`: a delete leaves a deletion
+   * marker per object for ever, so that a publisher pruning after each checkpoint would grow the bucket's stream
+   * without bound. Nobody can need those markers: a reader that listed the checkpoint before finds its manifest
+   * gone, as after a delete. Throws NATS_ERROR when a subject could not be purged (a later prune tries again).
+   */
+  private async purgeCheckpoint(c: CheckpointSummary): Promise<void> {
+    const manifestName = manifestObject(c.schema, c.id);
+    const prefix = checkpointObjects(c.schema, c.id);
+    const objects = (await this.objects()).filter((info) => info.name.startsWith(prefix));
+    objects.sort((a, b) => Number(b.name === manifestName) - Number(a.name === manifestName));
+    const stored = new StoredObjects(this.nc, this.bucket, this.timeoutMs);
+    for (const info of objects) {
+      stored.attempt(info.name);
+      stored.stored(info);
     }
+    const failure = await stored.purge();
+    if (failure !== undefined) throw new ReplicaError('NATS_ERROR', `removing checkpoint ${c.id}: ${failure}`);
   }
 }
 

@@ -1,10 +1,12 @@
 /**
- * What one checkpoint upload has stored in the bucket, to take it all back when the upload fails.
+ * Objects of one checkpoint in the bucket, to take them all out: what an upload has stored, when the upload fails,
+ * or a whole checkpoint that a prune removes.
  *
  * The object store's own `delete` leaves a deletion marker (the object's meta message, marked deleted) on the
- * object's meta subject for ever, so that watchers see the deletion: every failed upload would leave one marker per
- * file it had stored. Nobody can have seen these objects as a checkpoint (the manifest comes last), so they are
- * purged instead: the meta subject of each name and the chunk subject of each stored object, as the object store
+ * object's meta subject for ever, so that watchers see the deletion: every failed upload or pruned checkpoint would
+ * leave one marker per file. Nobody can use these objects as a checkpoint any more (an upload stores its manifest
+ * last, a prune purges it first), so they are purged instead: the meta subject of each name and the chunk subject of
+ * each stored object, as the object store
  * lays them out (NATS ADR-20: stream `OBJ_<bucket>`, `$O.<bucket>.M.<name in padded base64url>` and
  * `$O.<bucket>.C.<nuid>`). The names carry the upload's own id, so no purge can touch another upload's objects.
  */
@@ -12,7 +14,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { ObjectInfo } from '@nats-io/obj';
 
-export class UploadedObjects {
+export class StoredObjects {
   /** Every name a put was started for: a put that failed may still have stored its meta (a lost acknowledgement). */
   private readonly names: string[] = [];
   /** The chunks of each put that succeeded (a failed put purges its own). */

@@ -4,8 +4,9 @@
 // their timeout, and once it is back both servers converge with nothing lost; a server started while NATS is down
 // serves its local data (not caught up), refuses writes at once, and follows from its position once NATS is up, or
 // says why it cannot; with no local data it does not start.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -325,6 +326,25 @@ describe('heapless serve --follow', () => {
     const writes = (async () => {
       for (let i = 0; writing; i++) await ka.set(`w${i % 10}`, pack({ i }));
     })();
+    // A run of the command killed while it works leaves its copy (as large as the engine); the next run removes it.
+    const killed = spawn(process.execPath, [
+      cli,
+      'checkpoint',
+      'publish',
+      '--data',
+      join(work, 'cp-a'),
+      '--nats',
+      nats.nodes[0]!.url,
+      '--bucket',
+      'cp-bucket',
+    ]);
+    const owned = () =>
+      readdirSync(work).find((name) => name.startsWith('cp-a.publish-') && existsSync(join(work, name, 'PUBLISHER')));
+    while (owned() === undefined) await new Promise((r) => setTimeout(r, 5));
+    const left = owned()!;
+    killed.kill('SIGKILL');
+    await once(killed, 'exit');
+    expect(existsSync(join(work, left))).toBe(true);
     const { stdout } = await promisify(execFile)(process.execPath, [
       cli,
       'checkpoint',

@@ -6,11 +6,10 @@
  * newest N.
  *
  * The directory is only read, through a read-only open of its engine (no lock: a server may hold it and go on
- * writing), into a private copy beside it (DIR.publish-XXXXXX, removed in every case but a crash of this command)
- * whose map is then checkpointed and uploaded as a follower's would be (read-only-copy.ts says why a copy).
+ * writing), into a private copy beside it (DIR.publish-XXXXXX, removed in every case; one left by a killed run is
+ * removed by the next run, publish-copy.ts) whose map is then checkpointed and uploaded as a follower's would be (read-only-copy.ts says why a copy).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { OffHeapMap } from '@heapless/offheap';
 import {
   CheckpointStore,
@@ -20,6 +19,7 @@ import {
   readFollowerState,
 } from '@heapless/replica';
 import { type FlagGroup, groupsUsage, parseFlags, usageError } from './flags.js';
+import { makePublishCopy, removeAbandonedCopies } from './publish-copy.js';
 import { copyEngineReadOnly } from './read-only-copy.js';
 
 const PUBLISH_OPTIONS = {
@@ -77,7 +77,8 @@ export function parseCheckpointArgs(argv: readonly string[]): CheckpointArgs {
  */
 export async function runCheckpointCommand(args: CheckpointArgs, out: (text: string) => void): Promise<void> {
   const started = performance.now();
-  const copy = await mkdtemp(`${resolve(args.data)}.publish-`);
+  await removeAbandonedCopies(args.data);
+  const copy = await makePublishCopy(args.data);
   try {
     await copyEngineReadOnly(args.data, copy);
     const copyMs = performance.now() - started;

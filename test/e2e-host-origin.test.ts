@@ -109,6 +109,16 @@ describe('Origin', () => {
     expect(ok.body).toBe('"y"');
     expect(ok.headers).toContain(`access-control-allow-origin: ${PAGE}`);
     expect(ok.headers).toContain('vary: origin');
+    // What the page needs to read of an error is exposed: a 415 says in `Accept` what the route takes.
+    const badType = await raw(
+      guarded.port,
+      `POST /v1/call/echo HTTP/1.1\r\nHost: ${host}\r\nContent-Type: text/plain\r\nOrigin: ${PAGE}\r\n` +
+        `Authorization: Bearer ${TOKEN}`,
+      'y',
+    );
+    expect(badType.status).toBe(415);
+    expect(badType.headers).toMatch(/\r\naccept: [^\r]*application\/json/);
+    expect(badType.headers).toMatch(/access-control-expose-headers: [^\r]*accept/);
     const noToken = await raw(guarded.port, call(host, `\r\nOrigin: ${PAGE}`), '["y"]');
     expect(noToken.status).toBe(401);
     expect(noToken.headers).toContain(`access-control-allow-origin: ${PAGE}`);

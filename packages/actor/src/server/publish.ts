@@ -17,7 +17,7 @@ import {
 } from './http-reply.js';
 import { nodeServerFactory } from './node-server.js';
 import { type PublishOptions, resolvePublishOptions } from './publish-options.js';
-import { CORS_PREFLIGHT_HEADERS, RequestGuard } from './request-guard.js';
+import { CORS_EXPOSED_HEADERS, CORS_PREFLIGHT_HEADERS, RequestGuard } from './request-guard.js';
 import { wireCodeOf, wireMessageOf } from './wire-error.js';
 import { WsSession } from './ws-session.js';
 
@@ -133,7 +133,10 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     }
     if (origin !== undefined) {
       // An allowed page: it may read what it is answered, errors included.
-      reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+      reply
+        .header('access-control-allow-origin', origin)
+        .header('access-control-expose-headers', CORS_EXPOSED_HEADERS)
+        .header('vary', 'Origin');
       if (req.method === 'OPTIONS') {
         void reply.code(204).headers(CORS_PREFLIGHT_HEADERS).send();
         return;

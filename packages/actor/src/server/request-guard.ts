@@ -64,6 +64,12 @@ function hostName(host: string): string | null {
   return name === '' ? null : name;
 }
 
+/**
+ * The response headers besides the CORS-safelisted ones that an allowed page may read: `accept`, which a 415 sets to
+ * the content types the route takes.
+ */
+export const CORS_EXPOSED_HEADERS = 'accept';
+
 /** What a preflight answers for an allowed origin: the methods and headers the routes use, for 10 minutes. */
 export const CORS_PREFLIGHT_HEADERS = {
   'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',

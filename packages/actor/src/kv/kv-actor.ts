@@ -243,11 +243,7 @@ export class KvActor extends Actor implements KvActorMethods {
     const checked = this.#limits.batchOps(ops);
     if (names.length === 0) return this.#commitOps(checked, sync);
     this.#refuseOnFollower('batch with meta');
-    const b = this.#map.batch();
-    for (const op of checked) {
-      if (op.type === 'set') b.setBytes(op.key, op.value);
-      else b.delete(op.key);
-    }
+    const b = this.#mapBatch(checked);
     for (const name of names) {
       const value = meta![name];
       checkMetaName(name);
@@ -429,12 +425,17 @@ export class KvActor extends Actor implements KvActorMethods {
   /** Writes checked operations as one atomic batch: to the sink on a following server, else to the map. */
   #commitOps(ops: readonly WriteOp[], sync: boolean): Promise<KvBatchResult> {
     if (this.#sink !== undefined) return detach(this.#toSink(ops));
+    return this.#commit(this.#mapBatch(ops), sync);
+  }
+
+  /** A batch of the map holding checked operations, in order; not written yet. */
+  #mapBatch(ops: readonly WriteOp[]): MapBatch<string, unknown> {
     const b = this.#map.batch();
     for (const op of ops) {
       if (op.type === 'set') b.setBytes(op.key, op.value);
       else b.delete(op.key);
     }
-    return this.#commit(b, sync);
+    return b;
   }
 
   /** Hands `ops` to the sink (the caller detaches the reply); resolves with the log position once applied here. */

@@ -14,6 +14,7 @@
  */
 import { join } from 'node:path';
 import type { KvActor } from '@heapless/actor';
+import type { KvBatchOp } from '@heapless/client';
 import type { BenchmarkWorkload, RunContext } from '../harness/benchmark.js';
 import { hundredByteValue, MEASURE_MS, WARMUP_MS } from '../server/cases.js';
 import { startHeaplessServe } from '../server/heapless-serve.js';
@@ -126,7 +127,7 @@ async function runServer(ctx: RunContext): Promise<void> {
           await Promise.all(calls);
         },
         async () => {
-          const ops = new Array<{ type: 'set'; key: string; value: Uint8Array }>(GROUP);
+          const ops = new Array<KvBatchOp>(GROUP);
           for (let i = 0; i < GROUP; i++) ops[i] = { type: 'set', key: keys.next(), value };
           await kv.batch(ops);
         },

@@ -18,4 +18,5 @@ export { MSGPACK_OPTIONS } from './protocol/msgpack-options.js';
 export { STREAM, STREAM_ITEM, type Streamed } from './protocol/streamed.js';
 export { tokenFromProtocols, tokenProtocol } from './protocol/token.js';
 export { isWellFormed } from './protocol/well-formed.js';
+export { type DeleteOp, deleteOp, type SetOp, setOp, type WriteOp } from './protocol/write-op.js';
 export type { ExposedNames, InstanceOf, MethodNames, Promisified, Remote } from './transport/remote-types.js';

@@ -1,10 +1,11 @@
+import { MAX_TIMER_MS } from '@heapless/engine';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { describe, expect, it } from 'vitest';
 import { consumeChanges } from './change/change-consumer.js';
 import { ChangePublisher } from './change/change-publisher.js';
 import { readStreamPosition } from './change/change-stream.js';
 import { CheckpointStore } from './checkpoint/checkpoint-store.js';
-import { durationMs, MAX_TIMER_MS } from './duration.js';
+import { durationMs } from './duration.js';
 import { followerSettings } from './follow/follower-options.js';
 
 // Never used: every call below must fail its option check before it touches the connection.

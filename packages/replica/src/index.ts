@@ -6,7 +6,12 @@
  * errors. What the package's own tests need beyond these is in `@heapless/replica/internal`, which is not a stable
  * interface.
  */
-export { type Change, deleteChange, setChange } from './change/change-codec.js';
+// A change of the log is the protocol's one write operation; these are the names the change log has always used.
+export {
+  deleteOp as deleteChange,
+  setOp as setChange,
+  type WriteOp as Change,
+} from '@heapless/client/protocol';
 export {
   type ChangeBatch,
   type ChangeConsumer,

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../server/publish-options.js';
+import { MAX_TIMER_MS } from '@heapless/engine';
 import { type FlagGroup, groupsUsage, parseFlags, usageError } from './flags.js';
 import { FOLLOW_GROUP, type FollowArgs, followArgs } from './follow-args.js';
 import { configFlags, ENGINE_GROUP, type EngineTuning, engineTuning } from './serve-config.js';

@@ -2,7 +2,7 @@
  * `heapless serve --follow`'s flags: the server follows a change stream on NATS JetStream (packages/replica) into
  * its map, and sends its writes through that stream.
  */
-import { MAX_TIMER_MS } from '../server/publish-options.js';
+import { MAX_TIMER_MS } from '@heapless/engine';
 import { type FlagGroup, type FlagValues, usageError } from './flags.js';
 
 /** A following server's settings, from its flags. */

@@ -4,7 +4,7 @@
  * flags to the replica's options and wires the replica into the server: the KV actor's write sink (replica errors
  * as wire codes), the log, `/healthz` and `/metrics`.
  */
-import { HeaplessError } from '@heapless/client/protocol';
+import { HeaplessError, type WriteOp } from '@heapless/client/protocol';
 import type { OffHeapMap } from '@heapless/offheap';
 import {
   type FollowerStart,
@@ -16,7 +16,7 @@ import {
 } from '@heapless/replica';
 import type { FastifyBaseLogger } from 'fastify';
 import type { KvActorOptions } from '../kv/kv-actor.js';
-import type { SinkOp, WriteSink } from '../kv/write-sink.js';
+import type { WriteSink } from '../kv/write-sink.js';
 import type { Metrics } from '../server/metrics.js';
 import type { ServeArgs } from './cli-args.js';
 import type { FollowArgs } from './follow-args.js';
@@ -84,7 +84,7 @@ export async function openFollowing(args: ServeArgs, follow: FollowArgs): Promis
 function writeSink(replica: Replica): WriteSink {
   return {
     maxOps: replica.maxChanges,
-    write: (ops: readonly SinkOp[]) =>
+    write: (ops: readonly WriteOp[]) =>
       replica.write(ops).catch((err: unknown) => {
         throw wireError(err);
       }),

@@ -1,5 +1,6 @@
 import {
   DEFAULT_MAX_BATCH_OPS,
+  deleteOp,
   HeaplessError,
   type KvActor as KvActorMethods,
   type KvBatchOp,
@@ -11,6 +12,8 @@ import {
   type KvStats,
   type KvWatchOptions,
   type KvWriteOptions,
+  setOp,
+  type WriteOp,
 } from '@heapless/client/protocol';
 import type { MapBatch, MapCheckpoint, OffHeapMap } from '@heapless/offheap';
 import { Actor } from '../runtime/actor.js';
@@ -20,7 +23,7 @@ import { checkpointDirectory, removeCheckpointDirectory } from './kv-checkpoint.
 import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
 import { KvLimits } from './kv-limits.js';
 import { type KvWatch, KvWatchHub } from './kv-watch.js';
-import type { SinkOp, WriteSink } from './write-sink.js';
+import type { WriteSink } from './write-sink.js';
 
 /** 1 KiB: keys are names, not data; long ones cost index probes and every log line that names them. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
@@ -197,7 +200,7 @@ export class KvActor extends Actor implements KvActorMethods {
     this.#limits.checkKey(key);
     this.#limits.checkValue(value);
     const sync = this.#wantsSync(opts);
-    if (this.#sink !== undefined) return detach(this.#toSink([{ type: 'set', key, value }]).then(() => undefined));
+    if (this.#sink !== undefined) return detach(this.#toSink([setOp(key, value)]).then(() => undefined));
     this.#write(() => this.#map.setBytes(key, value));
     return this.#durable(sync);
   }
@@ -240,11 +243,7 @@ export class KvActor extends Actor implements KvActorMethods {
     const checked = this.#limits.batchOps(ops);
     if (names.length === 0) return this.#commitOps(checked, sync);
     this.#refuseOnFollower('batch with meta');
-    const b = this.#map.batch();
-    for (const op of checked) {
-      if (op.type === 'set') b.setBytes(op.key, op.value);
-      else b.delete(op.key);
-    }
+    const b = this.#mapBatch(checked);
     for (const name of names) {
       const value = meta![name];
       checkMetaName(name);
@@ -286,7 +285,7 @@ export class KvActor extends Actor implements KvActorMethods {
     const sync = this.#wantsSync(opts);
     if (this.#sink !== undefined) {
       const had = this.#map.has(key); // as of now: writes before it in the log may still be on their way
-      return detach(this.#toSink([{ type: 'delete', key }]).then(() => had));
+      return detach(this.#toSink([deleteOp(key)]).then(() => had));
     }
     let had = false;
     this.#write(() => {
@@ -424,18 +423,23 @@ export class KvActor extends Actor implements KvActorMethods {
   }
 
   /** Writes checked operations as one atomic batch: to the sink on a following server, else to the map. */
-  #commitOps(ops: readonly SinkOp[], sync: boolean): Promise<KvBatchResult> {
+  #commitOps(ops: readonly WriteOp[], sync: boolean): Promise<KvBatchResult> {
     if (this.#sink !== undefined) return detach(this.#toSink(ops));
+    return this.#commit(this.#mapBatch(ops), sync);
+  }
+
+  /** A batch of the map holding checked operations, in order; not written yet. */
+  #mapBatch(ops: readonly WriteOp[]): MapBatch<string, unknown> {
     const b = this.#map.batch();
     for (const op of ops) {
       if (op.type === 'set') b.setBytes(op.key, op.value);
       else b.delete(op.key);
     }
-    return this.#commit(b, sync);
+    return b;
   }
 
   /** Hands `ops` to the sink (the caller detaches the reply); resolves with the log position once applied here. */
-  #toSink(ops: readonly SinkOp[]): Promise<KvBatchResult> {
+  #toSink(ops: readonly WriteOp[]): Promise<KvBatchResult> {
     if (ops.length === 0) return Promise.resolve({});
     return this.#sink!.write(ops);
   }

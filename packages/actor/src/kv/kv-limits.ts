@@ -3,9 +3,8 @@
  * one batch): the shapes a remote caller may send, refused before anything is written. kv-checks.ts has the checks
  * that need no bound of the actor's.
  */
-import { HeaplessError, type KvBatchOp } from '@heapless/client/protocol';
+import { deleteOp, HeaplessError, type KvBatchOp, setOp, type WriteOp } from '@heapless/client/protocol';
 import { illFormed } from './kv-checks.js';
-import type { SinkOp } from './write-sink.js';
 
 /** The bounds one call is checked against. */
 export interface KvBounds {
@@ -60,8 +59,8 @@ export class KvLimits {
   }
 
   /** `setMany`'s `[key, value]` pairs as sets, each checked; throws at the first that is not one. */
-  setManyOps(entries: readonly [string, Uint8Array][]): SinkOp[] {
-    const ops: SinkOp[] = [];
+  setManyOps(entries: readonly [string, Uint8Array][]): WriteOp[] {
+    const ops: WriteOp[] = [];
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i];
       if (!Array.isArray(e) || e.length !== 2) {
@@ -69,14 +68,14 @@ export class KvLimits {
       }
       this.checkKey(e[0]);
       this.checkValue(e[1]);
-      ops.push({ type: 'set', key: e[0], value: e[1] });
+      ops.push(setOp(e[0], e[1]));
     }
     return ops;
   }
 
   /** `batch`'s operations, each checked, as plain sets and deletes; throws at the first of another shape. */
-  batchOps(ops: readonly KvBatchOp[]): SinkOp[] {
-    const checked: SinkOp[] = [];
+  batchOps(ops: readonly KvBatchOp[]): WriteOp[] {
+    const checked: WriteOp[] = [];
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i] as { type?: unknown; key?: unknown; value?: unknown } | null;
       if (typeof op !== 'object' || op === null)
@@ -84,8 +83,8 @@ export class KvLimits {
       this.checkKey(op.key);
       if (op.type === 'set') {
         this.checkValue(op.value);
-        checked.push({ type: 'set', key: op.key, value: op.value });
-      } else if (op.type === 'delete') checked.push({ type: 'delete', key: op.key });
+        checked.push(setOp(op.key, op.value));
+      } else if (op.type === 'delete') checked.push(deleteOp(op.key));
       else throw new HeaplessError('BAD_ARGUMENTS', `batch: ops[${i}].type is 'set' or 'delete'`);
     }
     return checked;

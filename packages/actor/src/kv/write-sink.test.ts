@@ -3,19 +3,19 @@
 // FORBIDDEN; a batch over the sink's limit is BATCH_TOO_LARGE before anything is sent. The sink here is a log in
 // memory that applies each unit to the map, as the follower does with the stream (the real one is covered by
 // test/e2e-follow.test.ts).
-import type { HeaplessError } from '@heapless/client/protocol';
+import type { HeaplessError, WriteOp } from '@heapless/client/protocol';
 import { OffHeapMap } from '@heapless/offheap';
 import { pack, unpack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from '../runtime/spawn.js';
 import { KvActor } from './kv-actor.js';
-import type { SinkOp, WriteSink } from './write-sink.js';
+import type { WriteSink } from './write-sink.js';
 
 class MemoryLog implements WriteSink {
   readonly maxOps = 3;
-  readonly units: SinkOp[][] = [];
+  readonly units: WriteOp[][] = [];
   constructor(private readonly map: OffHeapMap<string, unknown>) {}
-  async write(ops: readonly SinkOp[]): Promise<{ sequence: number }> {
+  async write(ops: readonly WriteOp[]): Promise<{ sequence: number }> {
     this.units.push([...ops]);
     await Promise.resolve(); // applied later, as the stream's messages are
     const b = this.map.batch();

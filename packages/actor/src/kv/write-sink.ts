@@ -4,11 +4,7 @@
  * the sink in order, and replies when the sink resolves, which a log sink does once this server has applied the
  * write (so that a client reads its own writes on the server it wrote to).
  */
-
-/** One operation of a write, as the actor checked it. */
-export type SinkOp =
-  | { readonly type: 'set'; readonly key: string; readonly value: Uint8Array }
-  | { readonly type: 'delete'; readonly key: string; readonly value?: undefined };
+import type { WriteOp } from '@heapless/client/protocol';
 
 /** A destination for a KV actor's writes. */
 export interface WriteSink {
@@ -19,5 +15,5 @@ export interface WriteSink {
    * map this actor reads. Rejects with a `HeaplessError` (`UNAVAILABLE`: not written or not applied in time;
    * `BATCH_TOO_LARGE`: more than one unit holds).
    */
-  write(ops: readonly SinkOp[]): Promise<{ sequence: number }>;
+  write(ops: readonly WriteOp[]): Promise<{ sequence: number }>;
 }

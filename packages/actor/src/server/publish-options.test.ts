@@ -1,5 +1,6 @@
+import { MAX_TIMER_MS } from '@heapless/engine';
 import { describe, expect, it } from 'vitest';
-import { MAX_TIMER_MS, type PublishOptions, resolvePublishOptions } from './publish-options.js';
+import { type PublishOptions, resolvePublishOptions } from './publish-options.js';
 
 const TIMEOUTS = ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'heartbeatMs'] as const;
 

@@ -6,6 +6,7 @@ import {
   DEFAULT_MAX_IN_FLIGHT,
   type ServerHello,
 } from '@heapless/client/protocol';
+import { MAX_TIMER_MS } from '@heapless/engine';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { ActorError } from '../errors.js';
 import type { ActorHandle } from '../runtime/actor-handle.js';
@@ -36,12 +37,6 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** 5 s of silence on a kept-alive HTTP connection between requests (Node's own default). */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
-/**
- * The longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms with only a
- * TimeoutOverflowWarning, so a heartbeat of 2^31 ms would close every WebSocket at once. Every timeout option is
- * checked against it.
- */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** A ping every 30 s; a WebSocket peer that answered none of the last interval is closed (30 to 60 s dead). */
 export const DEFAULT_HEARTBEAT_MS = 30_000;
 
@@ -186,7 +181,10 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
   return n;
 }
 
-/** A timeout option: an integer of ms from 1 to {@link MAX_TIMER_MS}. */
+/**
+ * A timeout option: an integer of ms from 1 to {@link MAX_TIMER_MS}; a longer timer would fire at once (a heartbeat
+ * of 2^31 ms would close every WebSocket).
+ */
 function durationMs(name: string, v: number | undefined, dflt: number): number {
   const n = v ?? dflt;
   if (!Number.isInteger(n) || n < 1 || n > MAX_TIMER_MS)

@@ -2,10 +2,14 @@
  * The shapes of the KV actor's atomic batch and named metadata (FORMAT.md, "KV batches and metadata"), shared by the
  * server that checks them and the clients that send them.
  */
+import type { WriteOp } from '../protocol/write-op.js';
 import type { KvWriteOptions } from './collection.js';
 
-/** One operation of a KV `batch`: a set of `key` to `value`'s bytes (stored as they are), or a delete of `key`. */
-export type KvBatchOp = { type: 'set'; key: string; value: Uint8Array } | { type: 'delete'; key: string };
+/**
+ * One operation of a KV `batch`: a set of `key` to `value`'s bytes (stored as they are), or a delete of `key`. The
+ * protocol's one write operation ({@link WriteOp}), under the name the KV API has always given it.
+ */
+export type KvBatchOp = WriteOp;
 
 /** Options of a KV `batch`: its metadata (null removes a name) and its durability. */
 export interface KvBatchOptions extends KvWriteOptions {

@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MAX_TIMER_MS } from '../base/max-timer.js';
 import { Engine } from '../db/engine.js';
-import { delayUntilNext, MAX_TIMER_MS, PeriodicCompaction, type SchedulerClock } from './periodic-compaction.js';
+import { delayUntilNext, PeriodicCompaction, type SchedulerClock } from './periodic-compaction.js';
 
 let dir: string;
 beforeEach(() => {

@@ -7,14 +7,10 @@
  * The timer is unref'd (it never keeps the process alive) and the next run is scheduled only once the previous one
  * has finished, so runs never overlap. `stop()` (the engine's close) clears the timer and waits for a running one.
  */
+import { MAX_TIMER_MS } from '../base/max-timer.js';
 import type { PeriodicCompactionSchedule } from '../base/options.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/**
- * The longest delay one timer takes: Node runs a longer one after 1 ms (with a TimeoutOverflowWarning), so a
- * schedule beyond ~24.8 days waits in steps of at most this.
- */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Milliseconds from `now` to the next run of `schedule`: `everySeconds` from now, or the next time the local clock

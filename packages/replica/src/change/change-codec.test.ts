@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { Packr, unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { ReplicaError, type ReplicaErrorCode } from '../errors.js';
-import { type Change, decodeChanges, deleteChange, encodeChanges, setChange } from './change-codec.js';
+import { type Change, deleteChange, setChange } from '../index.js';
+import { decodeChanges, encodeChanges } from './change-codec.js';
 import { changeLimits } from './change-format.js';
 
 const bytes = (...b: number[]) => Uint8Array.from(b);

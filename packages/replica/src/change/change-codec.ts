@@ -1,5 +1,6 @@
 /**
- * The payload of a change message (FORMAT.md, "Payload"): one msgpack array of 1..maxChanges changes,
+ * The payload of a change message (FORMAT.md, "Payload"): one msgpack array of 1..maxChanges changes, each a
+ * `WriteOp` (the protocol's write operation, which a KV batch carries on the wire too),
  *
  *   set:    [1, key: str, value: bin]     the value's bytes exactly as the client sent them
  *   delete: [2, key: str]
@@ -10,25 +11,9 @@
  * hostile payload costs no more than its own size and ends in a typed error naming the offset.
  */
 import { isUtf8 } from 'node:buffer';
+import { deleteOp, setOp, type WriteOp } from '@heapless/client/protocol';
 import { ReplicaError } from '../errors.js';
 import { type ChangeLimits, DEFAULT_CHANGE_LIMITS } from './change-format.js';
-
-/** Set `key` to `value` (the value's encoded bytes, as stored and served). */
-export interface SetChange {
-  readonly type: 'set';
-  readonly key: string;
-  readonly value: Uint8Array;
-}
-
-/** Delete `key`. */
-export interface DeleteChange {
-  readonly type: 'delete';
-  readonly key: string;
-  readonly value?: undefined;
-}
-
-/** One change of a message. */
-export type Change = SetChange | DeleteChange;
 
 /** The op of a set in the payload. */
 export const OP_SET = 1;
@@ -58,22 +43,12 @@ const INT_WIDTHS: Readonly<Record<number, number>> = {
   211: 8,
 };
 
-/** A set change (a fresh object of the shape every decoded change has). */
-export function setChange(key: string, value: Uint8Array): SetChange {
-  return { type: 'set', key, value };
-}
-
-/** A delete change. */
-export function deleteChange(key: string): DeleteChange {
-  return { type: 'delete', key, value: undefined };
-}
-
 /**
  * Encodes `changes` as one payload, in the shortest msgpack widths. Throws INVALID_ARGUMENT for a change that is
  * not a set or a delete, INVALID_KEY for a key that is not a well-formed string, KEY_TOO_LARGE, VALUE_TOO_LARGE,
  * TOO_MANY_CHANGES (none, or over `maxChanges`).
  */
-export function encodeChanges(changes: readonly Change[], limits: ChangeLimits = DEFAULT_CHANGE_LIMITS): Uint8Array {
+export function encodeChanges(changes: readonly WriteOp[], limits: ChangeLimits = DEFAULT_CHANGE_LIMITS): Uint8Array {
   if (changes.length === 0 || changes.length > limits.maxChanges)
     throw new ReplicaError('TOO_MANY_CHANGES', `${changes.length} changes, a message holds 1 to ${limits.maxChanges}`);
   const keyBytes = new Array<number>(changes.length);
@@ -133,7 +108,7 @@ export function encodeChanges(changes: readonly Change[], limits: ChangeLimits =
  * type, an unknown op, a truncated value, a trailing byte; the message names the offset), INVALID_KEY (a key that
  * is not UTF-8), KEY_TOO_LARGE, VALUE_TOO_LARGE, TOO_MANY_CHANGES.
  */
-export function decodeChanges(payload: Uint8Array, limits: ChangeLimits = DEFAULT_CHANGE_LIMITS): Change[] {
+export function decodeChanges(payload: Uint8Array, limits: ChangeLimits = DEFAULT_CHANGE_LIMITS): WriteOp[] {
   return new PayloadReader(payload, limits).readAll();
 }
 
@@ -151,29 +126,29 @@ class PayloadReader {
     this.text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
-  readAll(): Change[] {
+  readAll(): WriteOp[] {
     const count = this.arrayLength('the payload');
     if (count === 0 || count > this.limits.maxChanges)
       throw new ReplicaError('TOO_MANY_CHANGES', `${count} changes, a message holds 1 to ${this.limits.maxChanges}`);
-    const changes: Change[] = [];
+    const changes: WriteOp[] = [];
     for (let i = 0; i < count; i++) changes.push(this.change(i));
     if (this.at !== this.bytes.length)
       throw this.malformed(`${this.bytes.length - this.at} bytes after the last change`, this.at);
     return changes;
   }
 
-  private change(index: number): Change {
+  private change(index: number): WriteOp {
     const start = this.at;
     const length = this.arrayLength(`change ${index}`);
     const op = this.uint(`the op of change ${index}`);
     if (op === OP_SET) {
       if (length !== 3) throw this.malformed(`change ${index}: a set is [1, key, value], got ${length} items`, start);
       const key = this.key(index);
-      return setChange(key, this.value(index));
+      return setOp(key, this.value(index));
     }
     if (op === OP_DELETE) {
       if (length !== 2) throw this.malformed(`change ${index}: a delete is [2, key], got ${length} items`, start);
-      return deleteChange(this.key(index));
+      return deleteOp(this.key(index));
     }
     throw this.malformed(`change ${index}: unknown op ${op}`, start);
   }

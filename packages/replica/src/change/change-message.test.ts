@@ -1,7 +1,8 @@
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { describe, expect, it } from 'vitest';
 import { ReplicaError, type ReplicaErrorCode } from '../errors.js';
-import { deleteChange, encodeChanges, setChange } from './change-codec.js';
+import { deleteChange, setChange } from '../index.js';
+import { encodeChanges } from './change-codec.js';
 import { changeHeaders, readChangeMessage } from './change-message.js';
 
 const payload = encodeChanges([setChange('k', Uint8Array.of(1)), deleteChange('d')]);

@@ -3,9 +3,10 @@
  * (change-codec.ts). This file builds the headers of a publish and reads a received message back, header checks
  * first, so that a message of another format or schema is refused before its payload is read.
  */
+import type { WriteOp } from '@heapless/client/protocol';
 import { Match, type MsgHdrs, headers as natsHeaders } from '@nats-io/nats-core';
 import { ReplicaError } from '../errors.js';
-import { type Change, decodeChanges } from './change-codec.js';
+import { decodeChanges } from './change-codec.js';
 import {
   type ChangeLimits,
   DEFAULT_CHANGE_LIMITS,
@@ -25,7 +26,7 @@ export interface ChangeMessage {
   /** The schema id of its values. */
   readonly schema: string;
   /** Its changes, in the order they apply (the last change of a key wins). */
-  readonly changes: Change[];
+  readonly changes: WriteOp[];
 }
 
 /** The headers of a publish: format version, schema id and message id. */
@@ -73,7 +74,7 @@ export function readChangeMessage(
       `message ${seq} has schema '${schema}', this reader follows '${options.schema}'`,
     );
   const ids = headers?.values(MSG_ID_HEADER, Match.IgnoreCase) ?? [];
-  let changes: Change[];
+  let changes: WriteOp[];
   try {
     changes = decodeChanges(payload, options.limits ?? DEFAULT_CHANGE_LIMITS);
   } catch (err) {

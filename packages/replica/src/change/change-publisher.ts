@@ -4,13 +4,14 @@
  * while JetStream is unreachable or electing a leader, and a caller that retries after an UNAVAILABLE error passes
  * the same `msgId` again. The acknowledgement carries the message's stream sequence.
  */
+import type { WriteOp } from '@heapless/client/protocol';
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import { type NatsConnection, nuid } from '@nats-io/nats-core';
 import { durationMs } from '../duration.js';
 import { ReplicaError } from '../errors.js';
 import { isUnavailable, replicaErrorOf } from '../nats/nats-errors.js';
 import { Backoff, retry } from '../nats/retry.js';
-import { type Change, encodeChanges } from './change-codec.js';
+import { encodeChanges } from './change-codec.js';
 import {
   type ChangeLimits,
   changeLimits,
@@ -94,7 +95,7 @@ export class ChangePublisher {
    * UNAVAILABLE when NATS did not acknowledge within `timeoutMs` (the message may or may not be stored: retry with
    * the same id), CLOSED (this publisher or the connection was closed), NATS_ERROR.
    */
-  async publish(changes: readonly Change[], options: { msgId?: string } = {}): Promise<PublishAck> {
+  async publish(changes: readonly WriteOp[], options: { msgId?: string } = {}): Promise<PublishAck> {
     if (this.closed) throw new ReplicaError('CLOSED', 'the publisher is closed');
     const msgId = options.msgId === undefined ? nuid.next() : checkMsgId(options.msgId);
     const payload = encodeChanges(changes, this.limits);

@@ -5,8 +5,9 @@
  * keeps its code where it says what is wrong with the write itself (too large); anything else is `UNAVAILABLE`
  * (the log cannot be reached, or the write is not applied within the timeout).
  */
+
 import { randomUUID } from 'node:crypto';
-import type { Change } from '../change/change-codec.js';
+import type { WriteOp } from '@heapless/client/protocol';
 import { DEFAULT_CHANGE_LIMITS } from '../change/change-format.js';
 import type { ChangePublisher } from '../change/change-publisher.js';
 import { isReplicaError, ReplicaError, type ReplicaErrorCode } from '../errors.js';
@@ -33,7 +34,7 @@ export class LogWriter {
     private readonly timeoutMs: number,
   ) {}
 
-  async write(changes: readonly Change[]): Promise<{ sequence: number }> {
+  async write(changes: readonly WriteOp[]): Promise<{ sequence: number }> {
     // A follower that stopped would never apply the write: do not put it in the log for the others alone.
     const failure = this.follower.failure;
     if (failure !== undefined) throw writeError(failure, 'this server stopped following its change stream');

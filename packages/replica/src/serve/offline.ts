@@ -10,7 +10,7 @@
  * configuration), it stops trying and says why in `failure` and `lastError`, and goes on serving the local data as
  * it is; a restart with NATS reachable then loads a checkpoint or replays.
  */
-import type { Change } from '../change/change-codec.js';
+import type { WriteOp } from '@heapless/client/protocol';
 import { DEFAULT_CHANGE_LIMITS } from '../change/change-format.js';
 import { describeError, isReplicaError, ReplicaError, type ReplicaErrorCode } from '../errors.js';
 import type { LocalFollowerData } from '../follow/follower-open.js';
@@ -110,7 +110,7 @@ export class OfflineReplica implements Replica {
   }
 
   /** Through the log once the follower exists; UNAVAILABLE at once before. */
-  write(changes: readonly Change[]): Promise<{ sequence: number }> {
+  write(changes: readonly WriteOp[]): Promise<{ sequence: number }> {
     if (this.#online !== undefined) return this.#online.write(changes);
     const why =
       this.#failure === undefined

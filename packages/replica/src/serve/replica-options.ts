@@ -3,8 +3,8 @@
  * options, log) and what it hands back: a {@link Replica}, the map a server reads with the write path through the
  * change log, the same shape whether NATS was reachable at start or not.
  */
+import type { WriteOp } from '@heapless/client/protocol';
 import type { OffHeapMap } from '@heapless/offheap';
-import type { Change } from '../change/change-codec.js';
 import type { FollowerLog, FollowerStart, FollowerStatus } from '../follow/follower-options.js';
 import type { MapOpenOptions } from '../follow/local-data.js';
 
@@ -52,7 +52,7 @@ export interface Replica {
    * UNAVAILABLE (not stored in the log, not applied within `writeTimeoutMs`, NATS unreachable since start, or the
    * replica stopped following).
    */
-  write(changes: readonly Change[]): Promise<{ sequence: number }>;
+  write(changes: readonly WriteOp[]): Promise<{ sequence: number }>;
   /** The follower's state, for `/healthz` and `/metrics`. */
   status(): FollowerStatus;
   /**

@@ -202,6 +202,38 @@ describe('values without a JSON form, over HTTP', () => {
     expect(await call('getMany', [['v:g', 'v:none']])).toEqual([{ bytes: 'AQID' }, null]);
     expect(await call('scan', [{ prefix: 'v:g' }])).toEqual({ entries: [['v:g', { bytes: 'AQID' }]] });
   });
+
+  it('POST /v1/call in JSON takes bytes as answers give them, { bytes: base64 }, at any depth', async () => {
+    const call = (method: string, args: unknown[]) =>
+      fetch(url(`/v1/call/${method}`), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(args),
+      });
+    expect((await call('set', ['v:j', { bytes: 'AQID' }])).status).toBe(200);
+    expect([...(await kv.get('v:j'))!]).toEqual([1, 2, 3]);
+    // What a JSON answer gave goes back as it came.
+    const read = await (await call('get', ['v:j'])).json();
+    await call('set', ['v:k', read]);
+    expect([...(await kv.get('v:k'))!]).toEqual([1, 2, 3]);
+    const ops = [{ type: 'set', key: 'v:l', value: { bytes: 'BAU=' } }];
+    expect((await call('batch', [ops])).status).toBe(200);
+    expect([...(await kv.get('v:l'))!]).toEqual([4, 5]);
+    // Not bytes: base64 that is not canonical, or an object with more keys, stays an object and is refused.
+    for (const value of [{ bytes: 'AQI' }, { bytes: 'AQID', more: 1 }, { bytes: 1 }]) {
+      const res = await call('set', ['v:m', value]);
+      expect(res.status).toBe(400);
+    }
+    expect(await kv.get('v:m')).toBeUndefined();
+    // A body nested as deep as the size limit lets through is an answer, not a stack overflow.
+    const deep = `["v:n", ${'['.repeat(200_000)}${']'.repeat(200_000)}]`;
+    const res = await fetch(url('/v1/call/set'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: deep,
+    });
+    expect(res.status).toBeLessThan(500);
+  });
 });
 
 describe('one rule for every HTTP answer', () => {

@@ -39,6 +39,42 @@ function bytesAsBase64(this: unknown, key: string, value: unknown): unknown {
   return { bytes: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') };
 }
 
+/**
+ * JSON call arguments with bytes in the form answers give them: every object whose only own key is `bytes`, a
+ * string in canonical base64, becomes those bytes (a `Buffer`), at any depth, so that what a JSON answer gave
+ * can be sent back (`set(key, value)` of a value read with `get`). Any other object is left as it is. Walks with
+ * its own stack, so that the deepest body the size limit lets through cannot overflow the call stack.
+ */
+export function bytesFromBase64(args: unknown[]): unknown[] {
+  const stack: (Record<string, unknown> | unknown[])[] = [args];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    for (const key of Object.keys(node)) {
+      const child = (node as Record<string, unknown>)[key];
+      if (child === null || typeof child !== 'object') continue;
+      const bytes = base64Bytes(child);
+      if (bytes !== undefined) (node as Record<string, unknown>)[key] = bytes;
+      else stack.push(child as Record<string, unknown>);
+    }
+  }
+  return args;
+}
+
+/** The bytes of `{ bytes: "<canonical base64>" }`, else undefined. */
+function base64Bytes(value: object): Buffer | undefined {
+  if (Array.isArray(value)) return undefined;
+  const keys = Object.keys(value);
+  if (keys.length !== 1 || keys[0] !== 'bytes') return undefined;
+  const text = (value as { bytes: unknown }).bytes;
+  if (typeof text !== 'string') return undefined;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.toString('base64') === text ? bytes : undefined;
+}
+
+/** Whether the request's body is JSON (its content-type says so). */
+export function bodyIsJson(req: FastifyRequest): boolean {
+  return bodyType(req) === JSON_TYPE;
+}
+
 /** A request's body media type, lower case and without parameters; '' when it names none. */
 function bodyType(req: FastifyRequest): string {
   return (req.headers['content-type'] ?? '').split(';', 1)[0].trim().toLowerCase();

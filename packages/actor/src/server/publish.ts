@@ -6,6 +6,8 @@ import { handleOf } from '../runtime/actor-handle.js';
 import { isPushStream } from '../runtime/push-stream.js';
 import { bearerToken, digest, tokenMatches, upgradeToken } from './auth.js';
 import {
+  bodyIsJson,
+  bytesFromBase64,
   HttpReplier,
   JSON_TYPE,
   MSGPACK,
@@ -152,8 +154,9 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   app.get('/healthz', async () => ({ ok: true, ...opts.health?.() }));
   app.post('/v1/call/:method', { preParsing: takesBodies([JSON_TYPE, MSGPACK]) }, async (req, reply) => {
     const { method } = req.params as { method: string };
-    const args = req.body;
-    if (!Array.isArray(args)) throw new HeaplessError('BAD_REQUEST', 'the body must be the array of arguments');
+    const body = req.body;
+    if (!Array.isArray(body)) throw new HeaplessError('BAD_REQUEST', 'the body must be the array of arguments');
+    const args = bodyIsJson(req) ? bytesFromBase64(body) : body;
     if (!handle.exposed.has(method)) throw new HeaplessError('UNKNOWN_METHOD', `unknown method ${method}`);
     const result = await handle.call(method, args);
     if (isPushStream(result)) {

@@ -194,10 +194,10 @@ describe('closing the server with SSE watchers open', () => {
   });
 });
 
-/** Listeners on the map's commit feed: 0 once no watch is open. */
+/** Followers of the map's commit feed: 0 once no watch is open. */
 function listeners(): number {
-  type Parts = { parts: { persistence: { engine: { writes: { commitListeners: unknown[] } } } } };
-  return (map as unknown as Parts).parts.persistence.engine.writes.commitListeners.length;
+  type Parts = { parts: { persistence: { engine: { writes: { feed: { size: number } } } } } };
+  return (map as unknown as Parts).parts.persistence.engine.writes.feed.size;
 }
 
 describe('an SSE watcher that never reads', () => {

@@ -441,10 +441,10 @@ describe('KV watch over the WebSocket', () => {
   });
 });
 
-/** Listeners on the map's engine commit feed: 0 once no watch is open. */
-/** The map's engine (internal: the tests look at its listeners and flush its memtable). */
+/** Followers of the map's engine commit feed: 0 once no watch is open. */
+/** The map's engine (internal: the tests look at its followers and flush its memtable). */
 function engineOf(map: OffHeapMap<string, unknown>): {
-  writes: { commitListeners: unknown[] };
+  writes: { feed: { size: number } };
   flush(): Promise<void>;
 } {
   return (map as unknown as { parts: { persistence: { engine: ReturnType<typeof engineOf> } } }).parts.persistence
@@ -452,7 +452,7 @@ function engineOf(map: OffHeapMap<string, unknown>): {
 }
 
 function watchesOf(map: OffHeapMap<string, unknown>): number {
-  return engineOf(map).writes.commitListeners.length;
+  return engineOf(map).writes.feed.size;
 }
 
 describe('KV watch taken in batches', () => {

@@ -1,6 +1,6 @@
 /**
- * Data-driven cases of the map (runner: ./data-driven.ts), one session of one memory-only `OffHeapMap` per file in
- * testdata/map/, each case checked against `OffHeapMap.dump` and the map's answers. Commands:
+ * Data-driven cases of the map (runner: the engine's test/data-driven.ts), one session of one memory-only
+ * `OffHeapMap` per file in testdata/map/, each case checked against `OffHeapMap.dump` and the map's answers. Commands:
  *
  *   new [keys=bytes] [struct=name:type,...] [capacity=N]   a fresh map (the previous one is closed)
  *   set <key> <json>                             one set per line (more lines: `<key> <json>` each); prints ok
@@ -26,7 +26,7 @@
 import { readdirSync } from 'node:fs';
 import { type FieldType, OffHeapMap, struct } from '@heapless/offheap';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type DataCase, runDataFile } from './data-driven.js';
+import { type DataCase, runDataFile } from '../packages/engine/test/data-driven.js';
 
 const DIR = new URL('./testdata/map/', import.meta.url);
 

@@ -20,5 +20,6 @@ export {
   type VerifyReport,
   verifyDatabase,
 } from './tools/verify.js';
+export { type CommitFollower, RECENT_COMMIT_BYTES } from './write/commit-feed.js';
 export { forEachUpdate, type UpdateBatch, type UpdatesSince, type UpdateVisitor } from './write/updates-since.js';
 export { type Bytes, MAX_KEY_SIZE, MAX_VALUE_SIZE, WriteBatch } from './write/write-batch.js';

@@ -1,5 +1,5 @@
 // The engine's data-driven cases: each file of ./testdata/ is a session against one database directory, read as
-// commands and the output each must print (see the repository's test/data-driven.ts; HEAPLESS_REWRITE=1 rewrites
+// commands and the output each must print (see ./data-driven.ts; HEAPLESS_REWRITE=1 rewrites
 // the outputs).
 //
 //   open [option=value...]        opens a fresh directory (options as EngineOptions: numbers, true/false, names);
@@ -26,8 +26,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENTRY_HEADER_SIZE, Engine, type EngineIterator, type EngineOptions, type Snapshot } from '@heapless/engine';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type DataCase, runDataFile } from '../../../test/data-driven.js';
 import { TableReader } from '../src/table/table-reader.js';
+import { type DataCase, runDataFile } from './data-driven.js';
 
 const DATA = new URL('./testdata/', import.meta.url);
 const enc = new TextEncoder();

@@ -5,14 +5,15 @@
  * the encoding of another key), so `hashString` refuses it. The encoder, `writeUtf8`, still writes U+FFFD for a
  * lone surrogate: it is `@heapless/struct`'s, shared with struct string fields, which take any string.
  *
- * The hash is MurmurHash3 (x86, 32-bit) of the UTF-8 bytes, read as little-endian 4-byte words: an ASCII string is
- * hashed four code units per round straight from the string, other strings are first encoded into the hasher's
- * scratch buffer. The same bytes give the same hash whether they come from a string or a Uint8Array, which is what
+ * The hash is MurmurHash3 (x86, 32-bit; the engine's, `@heapless/engine/murmur3`) of the UTF-8 bytes, read as
+ * little-endian 4-byte words: an ASCII string is hashed four code units per round straight from the string, other
+ * strings are first encoded into the hasher's scratch buffer. The same bytes give the same hash whether they come from a string or a Uint8Array, which is what
  * lets a map rebuilt from the engine's byte keys answer lookups by string. The result is an int32 (a small integer
  * for V8: no heap number between hash, probe and compare).
  */
 
 import { isUtf8 } from 'node:buffer';
+import { murmur3, murmurFinish, murmurRound } from '@heapless/engine/murmur3';
 import { utf8Length, writeUtf8 } from '@heapless/struct';
 import { invalidArgument } from './errors.js';
 
@@ -25,35 +26,6 @@ export { utf8Length, writeUtf8 };
 const SEED = 0x9747b28c;
 /** Keys up to this many bytes are kept as words by `KeyHasher` for the probe's compare (longer: compared by code unit). */
 const MAX_WORD_KEY_BYTES = 64;
-const C1 = 0xcc9e2d51;
-const C2 = 0x1b873593;
-
-/** One murmur3 body round: mixes the 4-byte word `k` into `h`. */
-function round(h: number, k: number): number {
-  k = Math.imul(k, C1);
-  k = (k << 15) | (k >>> 17);
-  k = Math.imul(k, C2);
-  h ^= k;
-  h = (h << 13) | (h >>> 19);
-  return (Math.imul(h, 5) + 0xe6546b64) | 0;
-}
-
-/** Mixes the last 1..3 bytes (`k`, little-endian) and the length, then murmur3's fmix32. */
-function finish(h: number, k: number, len: number): number {
-  if (k !== 0 || (len & 3) !== 0) {
-    k = Math.imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, C2);
-    h ^= k;
-  }
-  h ^= len;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return h ^ (h >>> 16);
-}
-
 /**
  * Hashes string keys and remembers the UTF-8 length of the last one, so one pass gives both what the probe needs
  * (the hash) and what an insert needs (the byte length). One instance per map or reader: it holds scratch state.
@@ -88,7 +60,7 @@ export class KeyHasher {
       if ((c0 | c1 | c2 | c3) >= 0x80) return this.hashEncoded(s);
       const k = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24);
       if (keep) words[i >>> 2] = k;
-      h = round(h, k);
+      h = murmurRound(h, k);
     }
     let k = 0;
     for (let shift = 0; i < len; i++, shift += 8) {
@@ -99,7 +71,7 @@ export class KeyHasher {
     if (keep && (len & 3) !== 0) words[len >>> 2] = k;
     this.wordsValid = keep;
     this.byteLength = len;
-    return finish(h, k, len);
+    return murmurFinish(h, k, len);
   }
 
   /** Non-ASCII keys: encode into the scratch buffer, hash the bytes. */
@@ -131,13 +103,7 @@ export function isUtf8Key(b: Uint8Array, off: number, len: number): boolean {
 
 /** Hash of `len` bytes of `b` from `off`; equal to `hashString` of a string whose UTF-8 encoding they are. */
 export function hashBytes(b: Uint8Array, off: number, len: number): number {
-  let h = SEED;
-  let i = off;
-  const end = off + len;
-  for (; i + 4 <= end; i += 4) h = round(h, b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24));
-  let k = 0;
-  for (let shift = 0; i < end; i++, shift += 8) k |= b[i]! << shift;
-  return finish(h, k, len);
+  return murmur3(b, off, len, SEED);
 }
 
 /**

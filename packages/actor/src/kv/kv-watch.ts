@@ -2,9 +2,9 @@
  * The KV actor's watch (FORMAT.md of @heapless/client, "KV watch"): changes of keys under a prefix pushed to the
  * watcher in commit order, each with its engine sequence, from a given sequence where the store still keeps it.
  *
- * The hub listens to the map's change feed (map.changes, only while a watch is open): each data write is encoded
- * once into its list as the engine commits it, and once the map says those writes are durable (`map.durable()`,
- * one wait per round of writes) the round goes to every watch, so that a watcher never sees a change a crash could
+ * The hub follows the map's change feed (map.changes, only while a watch is open): each data write is encoded once
+ * into its list as the hub reads it, in the turn the engine committed it, and once the map says those writes are
+ * durable (`map.durable()`, one wait per round of writes) the round goes to every watch, so that a watcher never sees a change a crash could
  * take back (after which the same sequence would name another write). A watch opened from sequence F reads the
  * changes in (F, S] from the retained WALs (`changes.since`), where S is the last sequence when it opened, pushes
  * them, then the live ones after S it queued meanwhile, then live ones as they come.
@@ -209,7 +209,7 @@ export class KvWatchHub {
     this.#watches.add(w);
     if (this.#unsubscribe === null) {
       this.#coveredFrom = this.#publishedThrough = this.#map.changes.lastSequence;
-      this.#unsubscribe = this.#map.changes.subscribe(this.#onChange);
+      this.#unsubscribe = this.#map.changes.subscribe(this.#onChange, this.#lost);
     }
   }
 
@@ -233,10 +233,21 @@ export class KvWatchHub {
     this.#backlog.appendChange(sequence, key, value, this.#pending);
     if (!this.#waiting) {
       this.#waiting = true;
-      // The write that told us is tracked by the map once the engine call returns: wait from a microtask, which
-      // also lets every write of this turn share the wait.
+      // Wait from a microtask: every change the feed hands over now shares the wait.
       queueMicrotask(this.#wait);
     }
+  };
+
+  /**
+   * The feed lost changes (more were written in one turn than the engine keeps for its followers, and its WALs no
+   * longer had them): every watch ends as one that fell behind, and its watcher resumes from the last sequence it
+   * received (answered from the WALs, or SEQUENCE_GONE).
+   */
+  readonly #lost = (reason: string): void => {
+    const watches = [...this.#watches];
+    this.#stop();
+    for (const w of watches)
+      w.end('WATCH_OVERFLOW', `the store's change feed fell behind (${reason}); resume the watch`);
   };
 
   /** Waits until the changes pending now are durable, then publishes them (later ones wait for the next round). */

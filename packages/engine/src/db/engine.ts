@@ -36,6 +36,7 @@ import type { BlockCache } from '../table/block-cache.js';
 import type { TableCache } from '../table/table-cache.js';
 import { createCheckpoint } from '../tools/checkpoint.js';
 import type { VersionSet } from '../version/version-set.js';
+import type { CommitFollower } from '../write/commit-feed.js';
 import type { MemtableSet } from '../write/memtables.js';
 import {
   readUpdatesSince,
@@ -321,21 +322,16 @@ export class Engine {
   }
 
   /**
-   * Calls `listener` with each batch this engine applies from now on, synchronously inside the write call that
-   * applied it and in commit order (sequence numbers ascending without a gap), before the write is durable: the
-   * batch's `rep` is a view of the engine's scratch, valid during the call only (decode it with `forEachUpdate`).
-   * A consumer that must not see writes a crash could still lose waits for their durability itself. A listener
-   * must not write to the engine; one that throws does not fail the write (its error is rethrown from a
-   * microtask). Returns the function that removes the listener (idempotent). Throws CLOSED.
+   * Follows the writes this engine commits from now on (its last sequence now): `wake` is called once per turn in
+   * which writes were committed, from a microtask (never inside the write call: one that throws does not fail the
+   * write, its error is rethrown from a microtask), and the follower reads what it has not seen with `read`, in
+   * commit order (sequence numbers ascending without a gap), before the writes are durable; one that fell behind the
+   * memory kept for it reads the rest with `updatesSince`. A consumer that must not see writes a crash could still
+   * lose waits for their durability itself. Close the follower when done. Throws CLOSED.
    */
-  onCommit(listener: (batch: UpdateBatch) => void): () => void {
+  follow(wake: () => void): CommitFollower {
     if (this.closing) throw closedError(`engine ${this.location}`);
-    const listeners = this.writes.commitListeners;
-    listeners.push(listener);
-    return () => {
-      const i = listeners.indexOf(listener);
-      if (i >= 0) listeners.splice(i, 1);
-    };
+    return this.writes.feed.follow(this.versions.lastSequence, wake, this.location);
   }
 
   /** The sequence number of the last write applied (0 for an empty database); cheaper than `stats()`. */

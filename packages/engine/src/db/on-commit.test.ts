@@ -12,18 +12,20 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('onCommit', () => {
+describe('follow', () => {
   it('tells every applied batch in commit order, the same writes updatesSince reads back', async () => {
     const db = await Engine.open(dir);
     const seen: string[] = [];
     let next = db.lastSequence + 1;
-    const off = db.onCommit((b) => {
-      expect(b.sequence).toBe(next);
-      next += b.count;
-      forEachUpdate([b], 0, (seq, key, value) => {
+    const follower = db.follow(() => {
+      const ok = follower.read((seq, key, value) => {
+        expect(seq).toBe(next);
+        next++;
         seen.push(`${seq} ${dec.decode(key)}=${value === undefined ? '-' : dec.decode(value)}`);
       });
+      expect(ok).toBe(true);
     });
+    const off = () => follower.close();
     const start = db.lastSequence;
     await db.put('a', '1');
     void db.write([
@@ -45,15 +47,16 @@ describe('onCommit', () => {
     });
     expect(back.slice(0, 4)).toEqual(seen);
     await db.close();
-    expect(() => db.onCommit(() => {})).toThrow(/closed/i);
+    expect(() => db.follow(() => {})).toThrow(/closed/i);
   });
 
   it('does not fail a write whose listener throws', async () => {
     const db = await Engine.open(dir);
     const thrown = new Promise<unknown>((resolve) => process.once('uncaughtException', resolve));
-    const off = db.onCommit(() => {
+    const follower = db.follow(() => {
       throw new Error('listener broke');
     });
+    const off = () => follower.close();
     await db.put('k', 'v');
     expect(String(await thrown)).toMatch(/listener broke/);
     off();

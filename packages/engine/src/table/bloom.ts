@@ -1,4 +1,5 @@
 import { invalidArgument } from '../base/errors.js';
+import { murmur3 } from '../base/murmur3.js';
 
 /**
  * Bloom filter over user keys, one per table ("full filter", as in RocksDB), cache-local: every key's probes fall in
@@ -33,42 +34,11 @@ export function bloomProbes(bitsPerKey: number): number {
 }
 
 /**
- * 32-bit hash of `buf[off..off+len)`: MurmurHash3 x86_32 (public domain algorithm), seed fixed because it is part of
- * the on-disk format. Allocation-free, so a point get hashes its key in place.
+ * 32-bit hash of `buf[off..off+len)`: MurmurHash3 x86_32, seed fixed because it is part of the on-disk format.
+ * Allocation-free, so a point get hashes its key in place.
  */
 export function bloomHash(buf: Uint8Array, off: number, len: number): number {
-  let h = 0xbc9f1d34;
-  const c1 = 0xcc9e2d51;
-  const c2 = 0x1b873593;
-  const end4 = off + (len & ~3);
-  let i = off;
-  for (; i < end4; i += 4) {
-    let k = buf[i]! | (buf[i + 1]! << 8) | (buf[i + 2]! << 16) | (buf[i + 3]! << 24);
-    k = Math.imul(k, c1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, c2);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
-  }
-  const tail = len & 3;
-  if (tail !== 0) {
-    // Murmur3's tail: the last 1-3 bytes, little-endian.
-    let k = buf[i]!;
-    if (tail >= 2) k |= buf[i + 1]! << 8;
-    if (tail === 3) k |= buf[i + 2]! << 16;
-    k = Math.imul(k, c1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, c2);
-    h ^= k;
-  }
-  h ^= len;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return murmur3(buf, off, len, 0xbc9f1d34) >>> 0;
 }
 
 /**

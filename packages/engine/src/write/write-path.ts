@@ -16,8 +16,8 @@ import { Memtable } from '../memtable/memtable.js';
 import { RecordWriter } from '../record/record-writer.js';
 import type { VersionSet } from '../version/version-set.js';
 import { WalWriter } from '../wal/wal-writer.js';
+import { CommitFeed } from './commit-feed.js';
 import { insertInto, type MemtableSet } from './memtables.js';
-import type { UpdateBatch } from './updates-since.js';
 import { type BatchHandler, type Bytes, replayBatch, WriteBatch } from './write-batch.js';
 import { nextTurn, type WriteGate } from './write-gate.js';
 
@@ -72,8 +72,8 @@ export class WritePath {
   private writesSinceYield = 0;
   /** Bytes of the batches written (keys, values and their framing), the base of write amplification. */
   bytesWritten = 0;
-  /** Told of every batch applied, in commit order (`Engine.onCommit`); empty unless someone watches. */
-  readonly commitListeners: ((batch: UpdateBatch) => void)[] = [];
+  /** The batches applied, kept for their followers (`Engine.follow`) while there are any. */
+  readonly feed = new CommitFeed();
   private poolWarm = false;
   /** Set at the first write, which resumes the compaction a previous session left to do. */
   private wrote = false;
@@ -163,7 +163,7 @@ export class WritePath {
     if (wal) wal.append(batch.rep, 0, batch.length);
     replayBatch(batch.rep, batch.length, seq, this.inserter, this.cursor, 'write batch', 0);
     this.versions.lastSequence = seq + count - 1;
-    if (this.commitListeners.length > 0) this.tellCommit(batch, seq, count);
+    if (this.feed.following) this.feed.record(batch.rep, batch.length, seq, count);
     const usage = memtables.live.memoryUsage;
     // The worker threads start once the memtable is a quarter full, so that they have loaded (it takes a while) by
     // the time its flush needs them, and a session that writes little starts none.
@@ -195,20 +195,6 @@ export class WritePath {
     }
     // Durable to the level asked: in the OS (the write(2) of this turn returned), or on disk (an fdatasync after it).
     return this.gate.admit((sync ?? this.options.sync) ? wal.waitForSync() : wal.written());
-  }
-
-  /** Hands the batch just applied to each commit listener; a listener that throws does not fail the write. */
-  private tellCommit(batch: WriteBatch, sequence: number, count: number): void {
-    const update: UpdateBatch = { sequence, count, rep: batch.rep.subarray(0, batch.length) };
-    for (const listener of this.commitListeners.slice()) {
-      try {
-        listener(update);
-      } catch (err) {
-        queueMicrotask(() => {
-          throw err;
-        });
-      }
-    }
   }
 
   /**
@@ -285,10 +271,14 @@ export class WritePath {
     if (refusal) this.refusal = refusal;
   }
 
-  /** Writes, syncs and closes the live WAL and waits for the rotated ones' final syncs. I/O failures went to the gate. */
+  /**
+   * Writes, syncs and closes the live WAL and waits for the rotated ones' final syncs, then lets the followers go.
+   * I/O failures went to the gate.
+   */
   async close(): Promise<void> {
     this.closed = true;
     if (this.wal) await this.wal.close();
     await Promise.all([...this.walClosing]);
+    this.feed.close();
   }
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RECENT_COMMIT_BYTES } from '@heapless/engine';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OffHeapMap } from './offheap-map.js';
 
@@ -16,6 +17,44 @@ describe('map.changes', () => {
   it('is undefined for a memory-only map', async () => {
     const m = new OffHeapMap<string, unknown>({ threads: 1 });
     expect(m.changes).toBeUndefined();
+    await m.close();
+  });
+
+  it('tells a write after the write call, never inside it, once per turn of writes', async () => {
+    const m = await OffHeapMap.open<string, unknown>({ dir: freshDir(), threads: 1 });
+    const live: string[] = [];
+    let inWrite = false;
+    const off = m.changes!.subscribe((_seq, key) => {
+      expect(inWrite).toBe(false);
+      live.push(dec.decode(key));
+    });
+    inWrite = true;
+    m.setBytes('a', Uint8Array.of(1));
+    m.setBytes('b', Uint8Array.of(2));
+    inWrite = false;
+    expect(live).toEqual([]);
+    await Promise.resolve();
+    expect(live).toEqual(['a', 'b']);
+    off();
+    await m.close();
+  });
+
+  it('tells a turn of writes larger than the memory kept for it from the WAL, without a gap or a repeat', async () => {
+    const m = await OffHeapMap.open<string, unknown>({ dir: freshDir(), threads: 1 });
+    const feed = m.changes!;
+    const start = feed.lastSequence;
+    const seqs: number[] = [];
+    const off = feed.subscribe((seq) => seqs.push(seq));
+    const value = new Uint8Array(1000);
+    const n = Math.ceil((RECENT_COMMIT_BYTES * 2) / value.length);
+    for (let i = 0; i < n; i++) m.setBytes(`k${i}`, value);
+    await m.durable();
+    m.setBytes('after', value);
+    await m.durable();
+    await new Promise((resolve) => setImmediate(resolve));
+    off();
+    expect(seqs.length).toBe(n + 1);
+    expect(seqs).toEqual(Array.from({ length: n + 1 }, (_, i) => start + 1 + i));
     await m.close();
   });
 

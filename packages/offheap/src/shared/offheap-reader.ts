@@ -1,15 +1,24 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { FieldSpec, StructValue } from '@heapless/struct';
 import { MsgpackCodec, type Structures } from '../codec/msgpack-codec.js';
-import { closedError, invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
+import { closedError, invalidArgument } from '../errors.js';
 import { hashBytes, KeyHasher, type MapKey } from '../key-bytes.js';
 import { Arena, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import { HashTable } from '../memory/hash-table.js';
 import { StructLayout } from '../struct.js';
-import type { StructView, StructViewBase, ViewHost } from '../struct-view.js';
-import { RecordCursor, type ScanCursor } from './record-cursor.js';
+import type { StructView, StructViewBase } from '../struct-view.js';
+import { RecordCursor, readOnlyViewHost, type ScanCursor } from './record-cursor.js';
 import { CTRL_CLOSED, CTRL_LAYOUT_GENERATION, CTRL_SIZE, stripeOf } from './shared-control.js';
 import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
+
+/**
+ * The host of a reader's views: each holds a private copy of its record (`locate` copies it), so it never goes stale
+ * and is never written; the protocol between views and their host is no part of the reader's API.
+ */
+const READER_VIEW_HOST = readOnlyViewHost(
+  'view is not positioned (use reader.locate)',
+  'views from an attached reader are read-only',
+);
 
 /**
  * A read-only view of an `OffHeapMap` from another thread (or the same one), over the owner's SharedArrayBuffers.
@@ -26,11 +35,7 @@ import type { SharedLayout, SharedMapHandle } from './shared-handle.js';
  *
  * A reader never blocks the owner; it may spin briefly while the owner is inside a write to the same stripe.
  */
-export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends FieldSpec = FieldSpec>
-  implements ViewHost
-{
-  /** ViewHost: reader views are private copies, never stale. */
-  readonly reclaims = 0;
+export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends FieldSpec = FieldSpec> {
   /** The id of the map this reader is attached to (`SharedMapHandle.id`). */
   readonly mapId: string;
   private readonly control: Int32Array;
@@ -109,7 +114,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   /** A new read-only view for a struct map; position it with `locate` (each view has its own copy). */
   view(): StructView<F> {
     if (this.structType === null) throw invalidArgument('view() needs a struct map');
-    const v = this.structType.createView(this);
+    const v = this.structType.createView(READER_VIEW_HOST);
     const copy = new Uint8Array(this.structType.size);
     (v as unknown as StructViewBase<F>)._position(copy, new DataView(copy.buffer), 0, -1, undefined, 0, 0);
     return v;
@@ -123,17 +128,6 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
     v._position(v._u8, v._dv, 0, 0, key, 0, this.keyHash);
     return true;
   }
-
-  /** ViewHost: reader views never go stale. */
-  revalidate(): void {
-    throw new OffHeapError(OffHeapErrorCodes.VIEW_NOT_POSITIONED, 'view is not positioned (use reader.locate)');
-  }
-
-  beginWrite(): void {
-    throw new OffHeapError(OffHeapErrorCodes.READ_ONLY, 'views from an attached reader are read-only');
-  }
-
-  endWrite(): void {}
 
   /**
    * A cursor over slots [from, to) of the table given (a table buffer from the layout the scan started with, so

@@ -32,23 +32,31 @@ export interface ScanCursor<K, V, F extends FieldSpec = FieldSpec> {
 }
 
 /**
- * ViewHost of cursor views: never writable. The cursor positions its view (reclaims 0, the host's) on every record
- * `next()` copies, and unpositions it (-1) before the first record and after the last, so a read then reaches
- * `revalidate`, which throws.
+ * The ViewHost of views over private copies of records (a scan cursor's, an attached reader's): never writable
+ * (`readOnly` is the message of READ_ONLY), never stale (reclaims 0). An unpositioned view (-1) reaches
+ * `revalidate`, which throws VIEW_NOT_POSITIONED with `notPositioned`.
  */
-const CURSOR_HOST: ViewHost = {
-  reclaims: 0,
-  revalidate(): void {
-    throw new OffHeapError(
-      OffHeapErrorCodes.VIEW_NOT_POSITIONED,
-      'the scan cursor is not on a record: call next() first (and read no further once it returned false)',
-    );
-  },
-  beginWrite(): void {
-    throw new OffHeapError(OffHeapErrorCodes.READ_ONLY, 'a scan cursor view is read-only');
-  },
-  endWrite(): void {},
-};
+export function readOnlyViewHost(notPositioned: string, readOnly: string): ViewHost {
+  return {
+    reclaims: 0,
+    revalidate(): void {
+      throw new OffHeapError(OffHeapErrorCodes.VIEW_NOT_POSITIONED, notPositioned);
+    },
+    beginWrite(): void {
+      throw new OffHeapError(OffHeapErrorCodes.READ_ONLY, readOnly);
+    },
+    endWrite(): void {},
+  };
+}
+
+/**
+ * The host of cursor views: the cursor positions its view on every record `next()` copies, and unpositions it before
+ * the first record and after the last.
+ */
+const CURSOR_HOST = readOnlyViewHost(
+  'the scan cursor is not on a record: call next() first (and read no further once it returned false)',
+  'a scan cursor view is read-only',
+);
 
 /** A cursor over slots [from, to) of one table. `control` null: the calling thread owns the map, no locking. */
 export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements ScanCursor<K, V, F> {

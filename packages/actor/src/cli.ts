@@ -70,7 +70,7 @@ main().catch((e: unknown) => {
     process.exitCode = 2;
     return;
   }
-  // The stable code first (HEAPLESS_ERR_LOCKED, HEAPLESS_ERR_CORRUPTION...), for scripts that match on it.
+  // The stable code first (HEAPLESS_ERR_ENGINE_LOCKED, HEAPLESS_ERR_ENGINE_CORRUPTION...), for scripts that match on it.
   const code = (e as { code?: unknown } | null)?.code;
   const prefix = typeof code === 'string' && code.startsWith('HEAPLESS_ERR_') ? `${code}: ` : '';
   process.stderr.write(`heapless: ${prefix}${e instanceof Error ? e.message : String(e)}\n`);

@@ -72,7 +72,7 @@ export function parseCheckpointArgs(argv: readonly string[]): CheckpointArgs {
 
 /**
  * Runs the command; writes the manifest's summary as one JSON line to `out`. Throws the engine's and map's errors
- * (HEAPLESS_ERR_NOT_FOUND: no database in the directory) and the replica's (ReplicaError: INVALID_ARGUMENT for a
+ * (HEAPLESS_ERR_ENGINE_NOT_FOUND: no database in the directory) and the replica's (ReplicaError: INVALID_ARGUMENT for a
  * directory without the follower metadata, UNAVAILABLE...).
  */
 export async function runCheckpointCommand(args: CheckpointArgs, out: (text: string) => void): Promise<void> {

@@ -65,7 +65,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  if (e instanceof ActorError && e.code === 'HEAPLESS_ERR_USAGE') {
+  if (e instanceof ActorError && e.code === 'HEAPLESS_ERR_ACTOR_USAGE') {
     process.stderr.write(`heapless: ${e.message}\n${usageHint}\n`);
     process.exitCode = 2;
     return;

@@ -7,18 +7,18 @@
  */
 export const ACTOR_ERRORS = {
   /** `publish` on a host other than loopback without a token, or without TLS unless told `insecure`. */
-  HEAPLESS_ERR_INSECURE_BIND: { message: 'refusing to listen on a non-loopback host without a token or TLS' },
+  HEAPLESS_ERR_ACTOR_INSECURE_BIND: { message: 'refusing to listen on a non-loopback host without a token or TLS' },
   /** An option out of range or of the wrong type; the message names it. */
-  HEAPLESS_ERR_INVALID_OPTION: { message: 'invalid option' },
+  HEAPLESS_ERR_ACTOR_INVALID_OPTION: { message: 'invalid option' },
   /** A name listed as exposed that is not a method of the actor, or not one a client ref can call. */
-  HEAPLESS_ERR_NOT_A_METHOD: { message: 'exposed name is not a method of the actor' },
+  HEAPLESS_ERR_ACTOR_NOT_A_METHOD: { message: 'exposed name is not a method of the actor' },
   /** The worker of `spawnInWorker` could not load or construct its actor. */
-  HEAPLESS_ERR_WORKER_START: { message: 'worker actor failed to start' },
+  HEAPLESS_ERR_ACTOR_WORKER_START: { message: 'worker actor failed to start' },
   /** A command-line usage error; the message says which argument (the command exits 2). */
-  HEAPLESS_ERR_USAGE: { message: 'bad command line' },
-} as const satisfies Record<string, { message: string }>;
+  HEAPLESS_ERR_ACTOR_USAGE: { message: 'bad command line' },
+} as const satisfies Record<`HEAPLESS_ERR_ACTOR_${string}`, { message: string }>;
 
-/** A stable code of the actor package's table, e.g. `'HEAPLESS_ERR_USAGE'`. */
+/** A stable code of the actor package's table, e.g. `'HEAPLESS_ERR_ACTOR_USAGE'`. */
 export type ActorErrorCode = keyof typeof ACTOR_ERRORS;
 
 /** An error of the actor package's own table; `code` is stable and is what programs compare. */

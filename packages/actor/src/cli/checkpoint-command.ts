@@ -57,7 +57,7 @@ export interface CheckpointArgs {
   readonly keep: number;
 }
 
-/** Parses `argv` (after `checkpoint`). Throws HEAPLESS_ERR_USAGE. */
+/** Parses `argv` (after `checkpoint`). Throws HEAPLESS_ERR_ACTOR_USAGE. */
 export function parseCheckpointArgs(argv: readonly string[]): CheckpointArgs {
   const parsed = parseFlags(PUBLISH_OPTIONS.flags, argv);
   const { positionals, given } = parsed;

@@ -14,12 +14,12 @@ describe('REPLICA_ERRORS', () => {
   });
 
   it('builds errors from the table, with the code and its default message', () => {
-    const err = new ReplicaError('UNAVAILABLE');
-    expect(err.code).toBe('UNAVAILABLE');
-    expect(err.message).toBe(REPLICA_ERRORS.UNAVAILABLE.message);
+    const err = new ReplicaError('HEAPLESS_ERR_REPLICA_UNAVAILABLE');
+    expect(err.code).toBe('HEAPLESS_ERR_REPLICA_UNAVAILABLE');
+    expect(err.message).toBe(REPLICA_ERRORS.HEAPLESS_ERR_REPLICA_UNAVAILABLE.message);
     expect(err.name).toBe('ReplicaError');
     const cause = new Error('inner');
-    expect(new ReplicaError('NATS_ERROR', 'outer', { cause }).cause).toBe(cause);
+    expect(new ReplicaError('HEAPLESS_ERR_REPLICA_NATS_ERROR', 'outer', { cause }).cause).toBe(cause);
   });
 
   it('the example of FORMAT.md decodes as it says', () => {

@@ -86,7 +86,10 @@ export async function runCheckpointCommand(args: CheckpointArgs, out: (text: str
       // Checked here, so that the error names the directory given rather than the copy.
       const state = readFollowerState(map);
       if (state.position === undefined || state.schema === undefined)
-        throw new ReplicaError('INVALID_ARGUMENT', `${args.data} holds no follower position and schema`);
+        throw new ReplicaError(
+          'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+          `${args.data} holds no follower position and schema`,
+        );
       const nc = await connectToNats({ servers: args.servers });
       try {
         const store = await CheckpointStore.open(nc, { bucket: args.bucket });

@@ -94,10 +94,15 @@ function writeSink(replica: Replica): WriteSink {
 /** A replica's write error as the wire's: BATCH_TOO_LARGE for a write no message holds, else its code or UNAVAILABLE. */
 function wireError(err: unknown): HeaplessError {
   const message = err instanceof Error ? err.message : String(err);
-  if (isReplicaError(err, 'MESSAGE_TOO_LARGE') || isReplicaError(err, 'TOO_MANY_CHANGES'))
+  if (
+    isReplicaError(err, 'HEAPLESS_ERR_REPLICA_MESSAGE_TOO_LARGE') ||
+    isReplicaError(err, 'HEAPLESS_ERR_REPLICA_TOO_MANY_CHANGES')
+  )
     return new HeaplessError('BATCH_TOO_LARGE', message, { cause: err });
-  if (isReplicaError(err, 'KEY_TOO_LARGE')) return new HeaplessError('KEY_TOO_LARGE', message, { cause: err });
-  if (isReplicaError(err, 'VALUE_TOO_LARGE')) return new HeaplessError('VALUE_TOO_LARGE', message, { cause: err });
+  if (isReplicaError(err, 'HEAPLESS_ERR_REPLICA_KEY_TOO_LARGE'))
+    return new HeaplessError('KEY_TOO_LARGE', message, { cause: err });
+  if (isReplicaError(err, 'HEAPLESS_ERR_REPLICA_VALUE_TOO_LARGE'))
+    return new HeaplessError('VALUE_TOO_LARGE', message, { cause: err });
   return new HeaplessError('UNAVAILABLE', message, { cause: err });
 }
 

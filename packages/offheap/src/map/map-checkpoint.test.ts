@@ -92,7 +92,7 @@ describe('periodic map images', () => {
       expectEqual(again, model);
       await again.close();
       await new Promise((r) => setImmediate(r));
-      expect(warnings).toContain('HEAPLESS_IMAGE_REPLAY_UNAVAILABLE');
+      expect(warnings).toContain('HEAPLESS_WARN_OFFHEAP_IMAGE_REPLAY_UNAVAILABLE');
     } finally {
       process.off('warning', onWarning);
     }

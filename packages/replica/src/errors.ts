@@ -1,8 +1,8 @@
 /**
- * The one table of the replica package's error codes, in the shape of the client's `ERROR_CODES`: each code is a
- * stable string that programs compare, with the table's message as the default text. Every error this package
- * raises on purpose is a {@link ReplicaError} with one of these codes; what NATS itself raised is kept as `cause`.
- * The README's error table lists the same codes (a test checks).
+ * The one table of the replica package's error codes, in the shape every heapless package's table has: keyed by the
+ * stable code (`HEAPLESS_ERR_REPLICA_<NAME>`) that programs compare, each with its default message. Every error this
+ * package raises on purpose is a {@link ReplicaError} with one of these codes; what NATS itself raised is kept as
+ * `cause`. The README's error table lists the same codes (a test checks).
  */
 export const REPLICA_ERRORS = {
   /** An option, a name (stream, bucket, schema id, message id) or an argument that this package refuses. */
@@ -52,6 +52,20 @@ export const REPLICA_ERRORS = {
 /** A stable replica error code, e.g. `'HEAPLESS_ERR_REPLICA_UNAVAILABLE'`. */
 export type ReplicaErrorCode = keyof typeof REPLICA_ERRORS;
 
+type ShortName<C> = C extends `HEAPLESS_ERR_REPLICA_${infer S}` ? S : never;
+
+/** The codes by their short name (`ReplicaErrorCodes.CLOSED === 'HEAPLESS_ERR_REPLICA_CLOSED'`), from the table. */
+export const ReplicaErrorCodes = Object.freeze(
+  Object.fromEntries(
+    (Object.keys(REPLICA_ERRORS) as ReplicaErrorCode[]).map((c) => [c.slice('HEAPLESS_ERR_REPLICA_'.length), c]),
+  ),
+) as { readonly [C in ReplicaErrorCode as ShortName<C>]: C };
+
+/** Whether `code` is one of the table's codes. */
+export function isReplicaErrorCode(code: unknown): code is ReplicaErrorCode {
+  return typeof code === 'string' && Object.hasOwn(REPLICA_ERRORS, code);
+}
+
 /** The error every operation of this package rejects with on purpose; `code` is stable, the message says more. */
 export class ReplicaError extends Error {
   override readonly name = 'ReplicaError';
@@ -67,7 +81,7 @@ export class ReplicaError extends Error {
 
 /**
  * `err` as one line for a status or a log: `CODE: message` when it carries a stable string code (a ReplicaError's,
- * the map's or the engine's `HEAPLESS_ERR_...`), so that whoever reads `/healthz` or the log can match on it; its
+ * the map's or the engine's: `HEAPLESS_ERR_...`), so that whoever reads `/healthz` or the log can match on it; its
  * message alone otherwise.
  */
 export function describeError(err: unknown): string {

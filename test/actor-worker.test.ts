@@ -80,9 +80,9 @@ describe('spawnInWorker', () => {
     expect(workers()).toBe(before);
   });
 
-  it('fails to start with HEAPLESS_ERR_WORKER_START for a missing or non-class export', async () => {
-    await expect(spawnInWorker(url, 'Nope')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_WORKER_START' });
-    await expect(spawnInWorker(url, 'notAClass')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_WORKER_START' });
+  it('fails to start with HEAPLESS_ERR_ACTOR_WORKER_START for a missing or non-class export', async () => {
+    await expect(spawnInWorker(url, 'Nope')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ACTOR_WORKER_START' });
+    await expect(spawnInWorker(url, 'notAClass')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ACTOR_WORKER_START' });
   });
 
   it('can be published like a local actor', async () => {

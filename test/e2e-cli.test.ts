@@ -264,7 +264,7 @@ describe('heapless serve', () => {
     try {
       const first = await start('--data', dir);
       const err = await start('--data', dir).catch((e: Error) => e.message);
-      expect(err).toMatch(/exited with 1: heapless: HEAPLESS_ERR_LOCKED: .*lock/i);
+      expect(err).toMatch(/exited with 1: heapless: HEAPLESS_ERR_ENGINE_LOCKED: .*lock/i);
       first.proc.kill('SIGTERM');
       expect(await first.exited).toBe(0);
     } finally {

@@ -282,14 +282,14 @@ describe('heapless serve --follow', () => {
         h = (await health(off)).follower;
       }
       expect(h).toMatchObject({ caughtUp: false, position: 10, lag: null });
-      expect(h.failure).toMatch(/^POSITION_PURGED: .*message 11 is gone.*kept as it is/);
+      expect(h.failure).toMatch(/^HEAPLESS_ERR_REPLICA_POSITION_PURGED: .*message 11 is gone.*kept as it is/);
       expect(h.lastError).toBe(h.failure);
       const k = await connect<typeof KvActor>(off.url);
       expect(await k.size()).toBe(10); // the local data, served as it was
       expect(unpack((await k.get('k9'))!)).toBe(9);
       const err = await failure(k.set('k0', pack('no')));
       expect(err?.code).toBe('UNAVAILABLE');
-      expect(err?.message).toMatch(/cannot follow its change stream \(POSITION_PURGED/);
+      expect(err?.message).toMatch(/cannot follow its change stream \(HEAPLESS_ERR_REPLICA_POSITION_PURGED/);
       k.close();
       await stop(off);
     });
@@ -422,7 +422,9 @@ describe('heapless serve --follow', () => {
     const nc = await connectToNats({ servers: nats.urls });
     await new ChangePublisher(nc, { stream, schema: 'other' }).publish([setChange('x', pack('x'))]);
     await nc.close();
-    await expect(follower('stale-writer', stream)).rejects.toThrow(/SCHEMA_MISMATCH|schema 'other'/);
+    await expect(follower('stale-writer', stream)).rejects.toThrow(
+      /HEAPLESS_ERR_REPLICA_SCHEMA_MISMATCH|schema 'other'/,
+    );
     const stale = await follower('stale-writer', stream, '--serve-stale');
     // It listens at once; it stops at the message of the other schema soon after.
     type Status = { caughtUp: boolean; failure: string | null; position: number };
@@ -433,7 +435,7 @@ describe('heapless serve --follow', () => {
     }
     expect(h.position).toBe(5);
     expect(h.caughtUp).toBe(false);
-    expect(h.failure).toMatch(/^SCHEMA_MISMATCH: .*schema/);
+    expect(h.failure).toMatch(/^HEAPLESS_ERR_REPLICA_SCHEMA_MISMATCH: .*schema/);
     const k = await connect<typeof KvActor>(stale.url);
     expect(await k.size()).toBe(5);
     expect(unpack((await k.get('k4'))!)).toBe(4);

@@ -138,7 +138,7 @@ describe('Origin', () => {
     for (const bad of ['https://app.example/', 'app.example', 'https://app.example/path']) {
       const err = await publish(r, { allowedOrigins: [bad] }).catch((e: unknown) => e);
       expect(err, bad).toBeInstanceOf(ActorError);
-      expect((err as ActorError).code).toBe('HEAPLESS_ERR_INVALID_OPTION');
+      expect((err as ActorError).code).toBe('HEAPLESS_ERR_ACTOR_INVALID_OPTION');
     }
     await r.stop();
   });

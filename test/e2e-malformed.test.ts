@@ -221,7 +221,7 @@ describe('publish', () => {
     const ref = spawn(new Echo());
     const err = await publish(ref, { host: '0.0.0.0' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ActorError);
-    expect((err as ActorError).code).toBe('HEAPLESS_ERR_INSECURE_BIND');
+    expect((err as ActorError).code).toBe('HEAPLESS_ERR_ACTOR_INSECURE_BIND');
     await ref.stop();
   });
 });

@@ -98,10 +98,10 @@ describe('TLS', () => {
     const r = spawn(new Echo());
     const err = await publish(r, { host: '0.0.0.0', token: TOKEN }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ActorError);
-    expect((err as ActorError).code).toBe('HEAPLESS_ERR_INSECURE_BIND');
+    expect((err as ActorError).code).toBe('HEAPLESS_ERR_ACTOR_INSECURE_BIND');
     expect((err as Error).message).toMatch(/without TLS/);
     const bad = await publish(r, { tls: { cert: 'not a certificate', key } }).catch((e: unknown) => e);
-    expect((bad as ActorError).code).toBe('HEAPLESS_ERR_INVALID_OPTION');
+    expect((bad as ActorError).code).toBe('HEAPLESS_ERR_ACTOR_INVALID_OPTION');
     const insecure = await publish(r, { host: '0.0.0.0', token: TOKEN, insecure: true });
     const c = await connect<typeof Echo>(`ws://127.0.0.1:${insecure.port}/v1/ws`, { token: TOKEN });
     expect(await c.echo('clear')).toBe('clear');
@@ -119,7 +119,7 @@ describe('TLS', () => {
     await kv.close();
     const refused = startServe(['--memory', '--host', '0.0.0.0'], { HEAPLESS_TOKEN: TOKEN });
     await expect(refused).rejects.toThrow(
-      /exited with 1: heapless: HEAPLESS_ERR_INSECURE_BIND: refusing to listen on 0\.0\.0\.0 without TLS/,
+      /exited with 1: heapless: HEAPLESS_ERR_ACTOR_INSECURE_BIND: refusing to listen on 0\.0\.0\.0 without TLS/,
     );
   });
 

@@ -27,7 +27,7 @@ it('runs the heapless command from the root: clean stdout for --json, the exit s
     expect(JSON.parse(stats.stdout)).toHaveProperty('stats.lastSequence', 1);
     const missing = run('engine', 'stats', join(dir, 'nothing'));
     expect(missing.status).toBe(1);
-    expect(missing.stderr).toMatch(/^heapless: HEAPLESS_ERR_NOT_FOUND: /m);
+    expect(missing.stderr).toMatch(/^heapless: HEAPLESS_ERR_ENGINE_NOT_FOUND: /m);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

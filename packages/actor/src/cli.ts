@@ -65,12 +65,12 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  if (e instanceof ActorError && e.code === 'HEAPLESS_ERR_USAGE') {
+  if (e instanceof ActorError && e.code === 'HEAPLESS_ERR_ACTOR_USAGE') {
     process.stderr.write(`heapless: ${e.message}\n${usageHint}\n`);
     process.exitCode = 2;
     return;
   }
-  // The stable code first (HEAPLESS_ERR_LOCKED, HEAPLESS_ERR_CORRUPTION...), for scripts that match on it.
+  // The stable code first (HEAPLESS_ERR_ENGINE_LOCKED, HEAPLESS_ERR_ENGINE_CORRUPTION...), for scripts that match on it.
   const code = (e as { code?: unknown } | null)?.code;
   const prefix = typeof code === 'string' && code.startsWith('HEAPLESS_ERR_') ? `${code}: ` : '';
   process.stderr.write(`heapless: ${prefix}${e instanceof Error ? e.message : String(e)}\n`);

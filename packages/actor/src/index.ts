@@ -1,5 +1,5 @@
 export { HeaplessError, type KvCheckpoint, type KvStats } from '@heapless/client/protocol';
-export { ACTOR_ERRORS, ActorError, type ActorErrorCode } from './errors.js';
+export { ACTOR_ERRORS, ActorError, type ActorErrorCode, ActorErrorCodes, isActorErrorCode } from './errors.js';
 export {
   KvActor,
   type KvActorOptions,

@@ -111,7 +111,7 @@ describe('engine corruption', () => {
       }
     };
     await expect(scan()).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_CORRUPTION',
+      code: 'HEAPLESS_ERR_ENGINE_CORRUPTION',
       file: table,
       message: expect.stringContaining(
         `${name} of ${bytes.length} bytes (as the manifest records it), the file has 10`,
@@ -120,7 +120,7 @@ describe('engine corruption', () => {
     await cut.close();
     rmSync(table!);
     await expect(Engine.open(dir)).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_CORRUPTION',
+      code: 'HEAPLESS_ERR_ENGINE_CORRUPTION',
       message: expect.stringContaining(`${name}, which is missing`),
     });
     writeFileSync(table!, bytes);
@@ -138,7 +138,7 @@ describe('engine corruption', () => {
     renameSync(log!, later);
     const before = readdirSync(dir).sort();
     await expect(Engine.open(dir)).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_CORRUPTION',
+      code: 'HEAPLESS_ERR_ENGINE_CORRUPTION',
       file: expect.stringMatching(/MANIFEST-\d+$/),
       message: expect.stringContaining(
         `needs log ${log!.split('/').pop()}, which is missing while the later 999999.log`,
@@ -182,7 +182,7 @@ describe('engine corruption', () => {
     const [manifest] = filesEnding(dir, 'MANIFEST-');
     const bytes = readFileSync(manifest!);
     flip(manifest!, Math.floor(bytes.length / 2));
-    await expect(Engine.open(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CORRUPTION', file: manifest });
+    await expect(Engine.open(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_CORRUPTION', file: manifest });
     writeFileSync(manifest!, bytes);
     writeFileSync(join(dir, 'CURRENT'), 'MANIFEST-999999\n');
     await expect(Engine.open(dir)).rejects.toBeInstanceOf(CorruptionError);

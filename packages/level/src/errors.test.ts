@@ -37,7 +37,7 @@ describe('engine errors in Level codes', () => {
     const cause = err.cause as HeaplessLevelError;
     expect(cause).toBeInstanceOf(HeaplessLevelError);
     expect(cause.code).toBe('LEVEL_LOCKED');
-    expect((cause.cause as { code: string }).code).toBe('HEAPLESS_ERR_LOCKED');
+    expect((cause.cause as { code: string }).code).toBe('HEAPLESS_ERR_ENGINE_LOCKED');
     await a.close();
     await b.open(); // the lock went with the first close
     await b.close();
@@ -48,7 +48,7 @@ describe('engine errors in Level codes', () => {
     const err = await rejection(missing.open());
     expect((err.cause as HeaplessLevelError).code).toBe('LEVEL_NOT_FOUND');
     expect((err.cause as Error).message).toMatch(/does not exist/);
-    expect(((err.cause as HeaplessLevelError).cause as { code: string }).code).toBe('HEAPLESS_ERR_NOT_FOUND');
+    expect(((err.cause as HeaplessLevelError).cause as { code: string }).code).toBe('HEAPLESS_ERR_ENGINE_NOT_FOUND');
 
     const db = new HeaplessLevel(dir);
     await db.open();
@@ -56,7 +56,7 @@ describe('engine errors in Level codes', () => {
     const again = await rejection(db.open({ errorIfExists: true }));
     expect((again.cause as HeaplessLevelError).code).toBe('LEVEL_NOT_FOUND');
     expect((again.cause as Error).message).toMatch(/already exists/);
-    expect(((again.cause as HeaplessLevelError).cause as { code: string }).code).toBe('HEAPLESS_ERR_EXISTS');
+    expect(((again.cause as HeaplessLevelError).cause as { code: string }).code).toBe('HEAPLESS_ERR_ENGINE_EXISTS');
   });
 
   it('a bad engine option fails the open with a TypeError (a programming mistake) caused by the engine', async () => {
@@ -64,7 +64,7 @@ describe('engine errors in Level codes', () => {
     const err = await rejection(db.open());
     expect(err.code).toBe('LEVEL_DATABASE_NOT_OPEN');
     expect(err.cause).toBeInstanceOf(TypeError);
-    expect(((err.cause as Error).cause as { code: string }).code).toBe('HEAPLESS_ERR_INVALID_ARGUMENT');
+    expect(((err.cause as Error).cause as { code: string }).code).toBe('HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT');
     expect((err.cause as Error).message).toMatch(/blockSize/);
   });
 
@@ -81,7 +81,7 @@ describe('engine errors in Level codes', () => {
     ];
     const batchErr = await rejection(db.batch(ops));
     expect(batchErr.code).toBe('LEVEL_INVALID_KEY');
-    expect((batchErr.cause as { code: string }).code).toBe('HEAPLESS_ERR_INVALID_ARGUMENT');
+    expect((batchErr.cause as { code: string }).code).toBe('HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT');
     const chained = db.batch();
     expect(() => chained.put('k', bigValue, { valueEncoding: 'buffer' })).toThrow(
       expect.objectContaining({ code: 'LEVEL_INVALID_VALUE' }),

@@ -8,24 +8,24 @@ import { EngineError, ErrorCodes, MAX_KEY_SIZE } from '@heapless/engine';
 
 /** The Level codes this adapter raises itself (abstract-level raises the others, such as LEVEL_DATABASE_NOT_OPEN). */
 export const LevelErrorCodes = {
-  /** The engine found bad bytes on disk (`HEAPLESS_ERR_CORRUPTION`); the cause names the file and offset. */
+  /** The engine found bad bytes on disk (`HEAPLESS_ERR_ENGINE_CORRUPTION`); the cause names the file and offset. */
   CORRUPTION: 'LEVEL_CORRUPTION',
-  /** Another open, in this process or another, holds the directory (`HEAPLESS_ERR_LOCKED`). */
+  /** Another open, in this process or another, holds the directory (`HEAPLESS_ERR_ENGINE_LOCKED`). */
   LOCKED: 'LEVEL_LOCKED',
-  /** An operating-system call failed (`HEAPLESS_ERR_IO`); after a failed background write, writes are refused. */
+  /** An operating-system call failed (`HEAPLESS_ERR_ENGINE_IO`); after a failed background write, writes are refused. */
   IO_ERROR: 'LEVEL_IO_ERROR',
   /**
-   * At open: no database and `createIfMissing: false` (`HEAPLESS_ERR_NOT_FOUND`), or one exists and
-   * `errorIfExists: true` (`HEAPLESS_ERR_EXISTS`): abstract-level has one code for both; the message says which.
+   * At open: no database and `createIfMissing: false` (`HEAPLESS_ERR_ENGINE_NOT_FOUND`), or one exists and
+   * `errorIfExists: true` (`HEAPLESS_ERR_ENGINE_EXISTS`): abstract-level has one code for both; the message says which.
    */
   NOT_FOUND: 'LEVEL_NOT_FOUND',
-  /** The engine was closed under the call (`HEAPLESS_ERR_CLOSED`). */
+  /** The engine was closed under the call (`HEAPLESS_ERR_ENGINE_CLOSED`). */
   DATABASE_NOT_OPEN: 'LEVEL_DATABASE_NOT_OPEN',
   /** An iterator or `clear()` was given an explicit snapshot that is closed (abstract-level checks the other reads). */
   SNAPSHOT_NOT_OPEN: 'LEVEL_SNAPSHOT_NOT_OPEN',
-  /** A key longer than the engine's `MAX_KEY_SIZE` (`HEAPLESS_ERR_INVALID_ARGUMENT`). */
+  /** A key longer than the engine's `MAX_KEY_SIZE` (`HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT`). */
   INVALID_KEY: 'LEVEL_INVALID_KEY',
-  /** A value longer than the engine's `MAX_VALUE_SIZE` (`HEAPLESS_ERR_INVALID_ARGUMENT`). */
+  /** A value longer than the engine's `MAX_VALUE_SIZE` (`HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT`). */
   INVALID_VALUE: 'LEVEL_INVALID_VALUE',
 } as const;
 

@@ -50,7 +50,7 @@ describe('OFFHEAP_ERRORS', () => {
 
   it('tells its codes from other strings', () => {
     expect(isOffHeapErrorCode('HEAPLESS_ERR_OFFHEAP_CLOSED')).toBe(true);
-    expect(isOffHeapErrorCode('HEAPLESS_ERR_CLOSED')).toBe(false); // the engine's
+    expect(isOffHeapErrorCode('HEAPLESS_ERR_ENGINE_CLOSED')).toBe(false); // the engine's
     expect(isOffHeapErrorCode('toString')).toBe(false);
     expect(isOffHeapErrorCode(7)).toBe(false);
   });

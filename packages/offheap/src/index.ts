@@ -1,5 +1,11 @@
 export type { ArrayType, FieldSpec, FieldType, FieldValue, ScalarType, StructValue, Utf8Type } from '@heapless/struct';
-export { OFFHEAP_ERRORS, OffHeapError, type OffHeapErrorCode, OffHeapErrorCodes } from './errors.js';
+export {
+  isOffHeapErrorCode,
+  OFFHEAP_ERRORS,
+  OffHeapError,
+  type OffHeapErrorCode,
+  OffHeapErrorCodes,
+} from './errors.js';
 export { type BatchResult, type BatchWriteOptions, MapBatch } from './map/map-batch.js';
 export type { ChangesSince, ChangeVisitor, MapChanges } from './map/map-changes.js';
 export type { MapCheckpoint } from './map/map-checkpoint.js';

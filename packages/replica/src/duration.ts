@@ -9,7 +9,7 @@ import { ReplicaError } from './errors.js';
 export function durationMs(name: string, ms: number, min = 1): number {
   if (!Number.isInteger(ms) || ms < min || ms > MAX_TIMER_MS)
     throw new ReplicaError(
-      'INVALID_ARGUMENT',
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
       `${name} must be an integer from ${min} to ${MAX_TIMER_MS} ms, got ${ms}`,
     );
   return ms;

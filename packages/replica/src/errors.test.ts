@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeChanges } from './change/change-codec.js';
-import { REPLICA_ERRORS, ReplicaError, type ReplicaErrorCode } from './errors.js';
+import {
+  isReplicaErrorCode,
+  REPLICA_ERRORS,
+  ReplicaError,
+  type ReplicaErrorCode,
+  ReplicaErrorCodes,
+} from './errors.js';
 
 describe('REPLICA_ERRORS', () => {
   const codes = Object.keys(REPLICA_ERRORS) as ReplicaErrorCode[];
@@ -13,13 +19,24 @@ describe('REPLICA_ERRORS', () => {
     expect(documented.sort()).toEqual([...codes].sort());
   });
 
+  it('names each code HEAPLESS_ERR_REPLICA_<NAME>, and ReplicaErrorCodes by its short name', () => {
+    for (const code of codes) expect(code).toMatch(/^HEAPLESS_ERR_REPLICA_[A-Z_]+$/);
+    expect(Object.values(ReplicaErrorCodes).sort()).toEqual([...codes].sort());
+    for (const [short, code] of Object.entries(ReplicaErrorCodes)) expect(code).toBe(`HEAPLESS_ERR_REPLICA_${short}`);
+    expect(Object.isFrozen(ReplicaErrorCodes)).toBe(true);
+    for (const code of codes) expect(isReplicaErrorCode(code)).toBe(true);
+    // The wire's code of the same name is not the replica's.
+    for (const other of ['UNAVAILABLE', 'KEY_TOO_LARGE', 'toString', undefined])
+      expect(isReplicaErrorCode(other)).toBe(false);
+  });
+
   it('builds errors from the table, with the code and its default message', () => {
-    const err = new ReplicaError('UNAVAILABLE');
-    expect(err.code).toBe('UNAVAILABLE');
-    expect(err.message).toBe(REPLICA_ERRORS.UNAVAILABLE.message);
+    const err = new ReplicaError('HEAPLESS_ERR_REPLICA_UNAVAILABLE');
+    expect(err.code).toBe('HEAPLESS_ERR_REPLICA_UNAVAILABLE');
+    expect(err.message).toBe(REPLICA_ERRORS.HEAPLESS_ERR_REPLICA_UNAVAILABLE.message);
     expect(err.name).toBe('ReplicaError');
     const cause = new Error('inner');
-    expect(new ReplicaError('NATS_ERROR', 'outer', { cause }).cause).toBe(cause);
+    expect(new ReplicaError('HEAPLESS_ERR_REPLICA_NATS_ERROR', 'outer', { cause }).cause).toBe(cause);
   });
 
   it('the example of FORMAT.md decodes as it says', () => {

@@ -29,7 +29,14 @@ export {
   type DownloadedCheckpoint,
   type UploadOptions,
 } from './checkpoint/checkpoint-store.js';
-export { isReplicaError, ReplicaError, type ReplicaErrorCode } from './errors.js';
+export {
+  isReplicaError,
+  isReplicaErrorCode,
+  REPLICA_ERRORS,
+  ReplicaError,
+  type ReplicaErrorCode,
+  ReplicaErrorCodes,
+} from './errors.js';
 export { Follower } from './follow/follower.js';
 export { type FollowerState, readFollowerState } from './follow/follower-meta.js';
 export type { FollowerLog, FollowerOptions, FollowerStart, FollowerStatus } from './follow/follower-options.js';

@@ -88,7 +88,7 @@ class HeaplessEngineStore implements SeedStore {
 /**
  * Imports @heapless/engine; throws {@link SystemUnavailableError} when it is not built or lacks `Engine.open`. Each
  * store opens with `options` (e.g. `{ compression: 'zstd' }`); an option this runtime cannot honour (the engine's
- * HEAPLESS_ERR_UNSUPPORTED, as zstd before Node 22.15) makes the system unavailable too.
+ * HEAPLESS_ERR_ENGINE_UNSUPPORTED, as zstd before Node 22.15) makes the system unavailable too.
  */
 export async function loadHeaplessEngineSystem(options: object = {}): Promise<SeedSystem> {
   let module: { Engine?: Partial<EngineClass> };
@@ -108,7 +108,7 @@ export async function loadHeaplessEngineSystem(options: object = {}): Promise<Se
       try {
         return new HeaplessEngineStore(await open(dir, options));
       } catch (error) {
-        if ((error as { code?: unknown }).code === 'HEAPLESS_ERR_UNSUPPORTED') {
+        if ((error as { code?: unknown }).code === 'HEAPLESS_ERR_ENGINE_UNSUPPORTED') {
           throw new SystemUnavailableError((error as Error).message);
         }
         throw error;

@@ -57,7 +57,7 @@ export interface CheckpointArgs {
   readonly keep: number;
 }
 
-/** Parses `argv` (after `checkpoint`). Throws HEAPLESS_ERR_USAGE. */
+/** Parses `argv` (after `checkpoint`). Throws HEAPLESS_ERR_ACTOR_USAGE. */
 export function parseCheckpointArgs(argv: readonly string[]): CheckpointArgs {
   const parsed = parseFlags(PUBLISH_OPTIONS.flags, argv);
   const { positionals, given } = parsed;
@@ -72,7 +72,7 @@ export function parseCheckpointArgs(argv: readonly string[]): CheckpointArgs {
 
 /**
  * Runs the command; writes the manifest's summary as one JSON line to `out`. Throws the engine's and map's errors
- * (HEAPLESS_ERR_NOT_FOUND: no database in the directory) and the replica's (ReplicaError: INVALID_ARGUMENT for a
+ * (HEAPLESS_ERR_ENGINE_NOT_FOUND: no database in the directory) and the replica's (ReplicaError: INVALID_ARGUMENT for a
  * directory without the follower metadata, UNAVAILABLE...).
  */
 export async function runCheckpointCommand(args: CheckpointArgs, out: (text: string) => void): Promise<void> {
@@ -87,7 +87,10 @@ export async function runCheckpointCommand(args: CheckpointArgs, out: (text: str
       // Checked here, so that the error names the directory given rather than the copy.
       const state = readFollowerState(map);
       if (state.position === undefined || state.schema === undefined)
-        throw new ReplicaError('INVALID_ARGUMENT', `${args.data} holds no follower position and schema`);
+        throw new ReplicaError(
+          'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+          `${args.data} holds no follower position and schema`,
+        );
       const nc = await connectToNats({ servers: args.servers });
       try {
         const store = await CheckpointStore.open(nc, { bucket: args.bucket });

@@ -171,7 +171,7 @@ describe('parseCli', () => {
         try {
           parseCli(argv, env);
         } catch (e) {
-          expect((e as { code: string }).code).toBe('HEAPLESS_ERR_USAGE');
+          expect((e as { code: string }).code).toBe('HEAPLESS_ERR_ACTOR_USAGE');
         }
       } else {
         expect(parseCli(argv, env)).toMatchObject(expected);
@@ -229,7 +229,7 @@ describe('parseCli --config', () => {
       const path = file(`${what.replaceAll(' ', '-')}.json`, content);
       expect(() => parseCli(['serve', '--config', path])).toThrow(message);
       expect(() => parseCli(['serve', '--config', path])).toThrow(
-        expect.objectContaining({ code: 'HEAPLESS_ERR_USAGE' }),
+        expect.objectContaining({ code: 'HEAPLESS_ERR_ACTOR_USAGE' }),
       );
     });
   }

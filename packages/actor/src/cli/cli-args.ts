@@ -258,7 +258,7 @@ ${groupsUsage([SERVE_GROUP, CALLERS_GROUP, LIMITS_GROUP, TIMEOUTS_GROUP, FOLLOW_
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
-/** Parses `argv` (without node and the script). Throws `ActorError` `HEAPLESS_ERR_USAGE` with the reason. */
+/** Parses `argv` (without node and the script). Throws `ActorError` `HEAPLESS_ERR_ACTOR_USAGE` with the reason. */
 export function parseCli(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): CliArgs {
   let parsed = parseFlags(SERVE_FLAGS, argv, env);
   // The config file's options go first, so that the command line's win; one parser checks both.

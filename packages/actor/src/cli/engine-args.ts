@@ -79,7 +79,7 @@ Exit status: 0 on success, 1 with "heapless: CODE: message" on stderr on failure
 2 for a bad command line.
 `;
 
-/** Parses the arguments after `engine`. Throws ActorError HEAPLESS_ERR_USAGE naming what is wrong. */
+/** Parses the arguments after `engine`. Throws ActorError HEAPLESS_ERR_ACTOR_USAGE naming what is wrong. */
 export function parseEngineArgs(argv: readonly string[], stderrIsTty: boolean): EngineArgs {
   const parsed = parseFlags(ENGINE_OPTIONS.flags, argv);
   const { positionals, given } = parsed;

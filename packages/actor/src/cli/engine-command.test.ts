@@ -80,7 +80,7 @@ describe('heapless engine', () => {
     const bad = heapless('engine', 'verify', dir);
     expect(bad.status).toBe(1);
     expect(bad.stdout).toContain(`damaged: ${join(dir, table)} at offset 0: `);
-    expect(bad.stderr).toMatch(/^heapless: HEAPLESS_ERR_CORRUPTION: /);
+    expect(bad.stderr).toMatch(/^heapless: HEAPLESS_ERR_ENGINE_CORRUPTION: /);
     const json = JSON.parse(heapless('engine', 'verify', dir, '--json').stdout) as { ok: boolean };
     expect(json.ok).toBe(false);
   });
@@ -163,7 +163,7 @@ describe('heapless engine', () => {
     mkdirSync(empty);
     const refused = heapless('engine', 'repair', empty);
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/^heapless: HEAPLESS_ERR_NOT_FOUND: /);
+    expect(refused.stderr).toMatch(/^heapless: HEAPLESS_ERR_ENGINE_NOT_FOUND: /);
     expect(readdirSync(empty)).toEqual([]);
     expect(heapless('engine', 'repair', empty, '--create').status).toBe(0);
     expect(readdirSync(empty)).toContain('CURRENT');
@@ -177,7 +177,7 @@ describe('heapless engine', () => {
     for (const sub of ['compact', 'stats', 'dump']) {
       const r = heapless('engine', sub, other);
       expect(r.status, sub).toBe(1);
-      expect(r.stderr, sub).toMatch(/^heapless: HEAPLESS_ERR_CORRUPTION: /);
+      expect(r.stderr, sub).toMatch(/^heapless: HEAPLESS_ERR_ENGINE_CORRUPTION: /);
       expect(readdirSync(other).sort(), sub).toEqual(before);
     }
     expect(heapless('engine', 'checkpoint', other, join(root, 'cp')).status).toBe(1);
@@ -189,7 +189,7 @@ describe('heapless engine', () => {
     // A checkpoint inside its own source is refused, as the map's is.
     const inside = heapless('engine', 'checkpoint', dir, join(dir, 'cp'));
     expect(inside.status).toBe(1);
-    expect(inside.stderr).toMatch(/^heapless: HEAPLESS_ERR_INVALID_ARGUMENT: .*inside/);
+    expect(inside.stderr).toMatch(/^heapless: HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT: .*inside/);
     expect(readdirSync(dir)).not.toContain('cp');
   });
 
@@ -198,17 +198,17 @@ describe('heapless engine', () => {
     try {
       const locked = heapless('engine', 'compact', dir);
       expect(locked.status).toBe(1);
-      expect(locked.stderr).toMatch(/^heapless: HEAPLESS_ERR_LOCKED: /);
-      expect(heapless('engine', 'repair', dir).stderr).toMatch(/^heapless: HEAPLESS_ERR_LOCKED: /);
+      expect(locked.stderr).toMatch(/^heapless: HEAPLESS_ERR_ENGINE_LOCKED: /);
+      expect(heapless('engine', 'repair', dir).stderr).toMatch(/^heapless: HEAPLESS_ERR_ENGINE_LOCKED: /);
       expect(heapless('engine', 'checkpoint', dir, join(root, 'copy')).stderr).toMatch(
-        /^heapless: HEAPLESS_ERR_LOCKED: /,
+        /^heapless: HEAPLESS_ERR_ENGINE_LOCKED: /,
       );
     } finally {
       await db.close();
     }
     const missing = heapless('engine', 'stats', join(root, 'none'));
     expect(missing.status).toBe(1);
-    expect(missing.stderr).toMatch(/^heapless: HEAPLESS_ERR_NOT_FOUND: /);
+    expect(missing.stderr).toMatch(/^heapless: HEAPLESS_ERR_ENGINE_NOT_FOUND: /);
     const usage = heapless('engine', 'frobnicate', dir);
     expect(usage.status).toBe(2);
     expect(usage.stderr).toMatch(/unknown engine command frobnicate/);

@@ -155,6 +155,6 @@ async function verify(args: EngineArgs, io: CommandIo, progress: (line: string) 
     for (const p of problems) io.out(`damaged: ${p.file} at offset ${p.offset}: ${p.message}\n`);
     io.out(ok ? 'every checksum holds\n' : `${problems.length} problems found\n`);
   }
-  if (!ok) io.err(`heapless: HEAPLESS_ERR_CORRUPTION: ${problems.length} damaged places in ${args.dir}\n`);
+  if (!ok) io.err(`heapless: HEAPLESS_ERR_ENGINE_CORRUPTION: ${problems.length} damaged places in ${args.dir}\n`);
   return ok ? 0 : 1;
 }

@@ -59,7 +59,10 @@ export async function dumpEntries(
   const offheap = args.raw ? undefined : await import('@heapless/offheap');
   const map = offheap?.readMapMeta(engine);
   if (args.meta && map === undefined) {
-    throw new ActorError('HEAPLESS_ERR_USAGE', `--meta needs a map's directory: ${args.dir} holds no map's metadata`);
+    throw new ActorError(
+      'HEAPLESS_ERR_ACTOR_USAGE',
+      `--meta needs a map's directory: ${args.dir} holds no map's metadata`,
+    );
   }
   let n = 0;
   const limit = args.limit ?? Number.POSITIVE_INFINITY;

@@ -44,18 +44,20 @@ describe('parseFlags', () => {
   for (const [argv, message] of refusals) {
     it(`refuses ${argv.join(' ')} when the values are asked for, naming the flag`, () => {
       const parsed = parseFlags(GROUP.flags, argv);
-      expect(() => parsed.values()).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_USAGE', message }));
+      expect(() => parsed.values()).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_ACTOR_USAGE', message }));
     });
   }
 
   it('refuses an unknown flag and a flag without its value at once', () => {
     expect(() => parseFlags(GROUP.flags, ['--nope'])).toThrow(
       expect.objectContaining({
-        code: 'HEAPLESS_ERR_USAGE',
+        code: 'HEAPLESS_ERR_ACTOR_USAGE',
         message: expect.stringContaining("Unknown option '--nope'"),
       }),
     );
-    expect(() => parseFlags(GROUP.flags, ['--n'])).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_USAGE' }));
+    expect(() => parseFlags(GROUP.flags, ['--n'])).toThrow(
+      expect.objectContaining({ code: 'HEAPLESS_ERR_ACTOR_USAGE' }),
+    );
   });
 });
 

@@ -3,7 +3,7 @@
  * default, environment variable, config-file key, help line), grouped as its usage shows them; `parseFlags` reads a
  * command line against a table (node:util's `parseArgs`, strict: an unknown flag or a missing value is refused),
  * `values()` then converts and checks each value, and `groupsUsage` writes the groups' help. Every refusal is an
- * `ActorError` `HEAPLESS_ERR_USAGE` that names the flag, which the `heapless` command prints and exits 2 on.
+ * `ActorError` `HEAPLESS_ERR_ACTOR_USAGE` that names the flag, which the `heapless` command prints and exits 2 on.
  *
  * The values are converted only when asked for, so that a command checks the shape of its command line first (its
  * subcommand, `--help`, `--version`) and a bad value of a flag it would not use does not hide that answer.
@@ -71,18 +71,18 @@ export interface ParsedFlags<T extends FlagTable> {
   readonly given: ReadonlySet<keyof T & string>;
   /** The values as given, unchecked (what a command needs before the others: `--config`'s path). */
   readonly raw: Readonly<Partial<Record<keyof T, string | boolean | string[]>>>;
-  /** Every flag's value, converted and checked in the table's order. Throws HEAPLESS_ERR_USAGE naming the flag. */
+  /** Every flag's value, converted and checked in the table's order. Throws HEAPLESS_ERR_ACTOR_USAGE naming the flag. */
   values(): FlagValues<T>;
 }
 
 /** The error of a bad command line: the `heapless` command prints its message and exits 2. */
 export function usageError(message: string, cause?: unknown): ActorError {
-  return new ActorError('HEAPLESS_ERR_USAGE', message, cause === undefined ? undefined : { cause });
+  return new ActorError('HEAPLESS_ERR_ACTOR_USAGE', message, cause === undefined ? undefined : { cause });
 }
 
 /**
  * Reads `argv` (the arguments after the command's name) against `table`; `env` gives the values of absent flags that
- * name a variable. Throws HEAPLESS_ERR_USAGE for an unknown flag or a flag without its value.
+ * name a variable. Throws HEAPLESS_ERR_ACTOR_USAGE for an unknown flag or a flag without its value.
  */
 export function parseFlags<T extends FlagTable>(
   table: T,
@@ -129,7 +129,7 @@ function flagValue(name: string, spec: FlagSpec, v: string | boolean | string[] 
   return v;
 }
 
-/** The integer `v` (decimal digits only) from `min` to `max`; throws HEAPLESS_ERR_USAGE naming the flag otherwise. */
+/** The integer `v` (decimal digits only) from `min` to `max`; throws HEAPLESS_ERR_ACTOR_USAGE naming the flag otherwise. */
 function integerOf(name: string, v: string, min: number, max: number | undefined): number {
   const n = /^\d+$/.test(v) ? Number(v) : Number.NaN;
   if (!(n >= min && n <= (max ?? Number.MAX_SAFE_INTEGER))) {
@@ -149,7 +149,7 @@ const CONFIG_KINDS = {
 
 /**
  * The command-line flags that `value`, a config file's value of flag `name`'s option, stands for (a false boolean:
- * none), for the flag parser to check as it checks the command line. Throws HEAPLESS_ERR_USAGE "`at` must be ..."
+ * none), for the flag parser to check as it checks the command line. Throws HEAPLESS_ERR_ACTOR_USAGE "`at` must be ..."
  * for a value of another JSON type.
  */
 export function configFlag(name: string, spec: FlagSpec, value: unknown, at: string): string[] {

@@ -84,7 +84,7 @@ type FollowFlags = typeof FOLLOW_GROUP.flags;
 
 /**
  * The follow settings of parsed flags (`given`: the flags on the command line), or undefined without `--follow`.
- * Throws HEAPLESS_ERR_USAGE.
+ * Throws HEAPLESS_ERR_ACTOR_USAGE.
  */
 export function followArgs(
   values: FlagValues<FollowFlags>,

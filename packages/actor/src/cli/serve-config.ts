@@ -141,7 +141,7 @@ function configNames(table: FlagTable): Map<string, [string, FlagSpec]> {
 
 /**
  * The flags the config file at `path` stands for: its keys by the config names of `serveFlags`, and "engine".
- * Throws HEAPLESS_ERR_USAGE for an unreadable or bad file.
+ * Throws HEAPLESS_ERR_ACTOR_USAGE for an unreadable or bad file.
  */
 export function configFlags(path: string, serveFlags: FlagTable): string[] {
   let config: unknown;

@@ -104,7 +104,7 @@ describe('openFollowing with NATS unreachable at start', () => {
     const a = args('none');
     const err = await rejection(openFollowing(a, a.follow));
     expect(err).toBeInstanceOf(ReplicaError);
-    expect(err.code).toBe('UNAVAILABLE');
+    expect(err.code).toBe('HEAPLESS_ERR_REPLICA_UNAVAILABLE');
     expect(err.message).toMatch(/could not connect to nats:\/\/127\.0\.0\.1:\d+.*does not exist/);
     expect(existsSync(join(work, 'none'))).toBe(false);
   });
@@ -118,7 +118,7 @@ describe('openFollowing with NATS unreachable at start', () => {
     ] as const) {
       const a = args(name, ...(name === 'other-schema' ? ['--schema', 'v2'] : []));
       const err = await rejection(openFollowing(a, a.follow));
-      expect(err.code).toBe('UNAVAILABLE');
+      expect(err.code).toBe('HEAPLESS_ERR_REPLICA_UNAVAILABLE');
       expect(err.message).toMatch(/could not connect/);
       expect(err.message).toMatch(why);
       const kept = await OffHeapMap.open<string, unknown>({ dir: join(work, name) });
@@ -133,6 +133,6 @@ describe('openFollowing with NATS unreachable at start', () => {
     plain.set('x', 1);
     await plain.close();
     const a = args('plain');
-    expect((await rejection(openFollowing(a, a.follow))).code).toBe('INVALID_ARGUMENT');
+    expect((await rejection(openFollowing(a, a.follow))).code).toBe('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT');
   });
 });

@@ -9,7 +9,6 @@ import type { OffHeapMap } from '@heapless/offheap';
 import {
   type FollowerStart,
   type FollowerStatus,
-  isReplicaError,
   openReplica,
   type Replica,
   type ReplicaOptions,
@@ -18,6 +17,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { KvActorOptions } from '../kv/kv-actor.js';
 import type { WriteSink } from '../kv/write-sink.js';
 import type { Metrics } from '../server/metrics.js';
+import { packageWireCode } from '../server/wire-error.js';
 import type { ServeArgs } from './cli-args.js';
 import type { FollowArgs } from './follow-args.js';
 import { EarlyLog } from './follow-log.js';
@@ -91,14 +91,13 @@ function writeSink(replica: Replica): WriteSink {
   };
 }
 
-/** A replica's write error as the wire's: BATCH_TOO_LARGE for a write no message holds, else its code or UNAVAILABLE. */
+/**
+ * A replica's write error as the wire's: the code the wire table (`WIRE_CODES`) gives its code (a write too large keeps
+ * saying so), UNAVAILABLE for any other failure.
+ */
 function wireError(err: unknown): HeaplessError {
   const message = err instanceof Error ? err.message : String(err);
-  if (isReplicaError(err, 'MESSAGE_TOO_LARGE') || isReplicaError(err, 'TOO_MANY_CHANGES'))
-    return new HeaplessError('BATCH_TOO_LARGE', message, { cause: err });
-  if (isReplicaError(err, 'KEY_TOO_LARGE')) return new HeaplessError('KEY_TOO_LARGE', message, { cause: err });
-  if (isReplicaError(err, 'VALUE_TOO_LARGE')) return new HeaplessError('VALUE_TOO_LARGE', message, { cause: err });
-  return new HeaplessError('UNAVAILABLE', message, { cause: err });
+  return new HeaplessError(packageWireCode(err) ?? 'UNAVAILABLE', message, { cause: err });
 }
 
 function addFollowerMetrics(metrics: Metrics, status: () => FollowerStatus): void {

@@ -44,7 +44,7 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
       : undefined;
   // Looked at before the open creates anything, to take back only what this start made if it fails after the open.
   const undoData = args.memory ? async () => {} : await dataDirUndo(args.data);
-  // The engine reports a directory locked by another process as HEAPLESS_ERR_LOCKED, naming the directory.
+  // The engine reports a directory locked by another process as HEAPLESS_ERR_ENGINE_LOCKED, naming the directory.
   const opening = performance.now();
   const following = args.follow === undefined ? undefined : await openFollowing(args, args.follow);
   const map =

@@ -18,7 +18,7 @@ import {
 import type { MapBatch, MapCheckpoint, OffHeapMap } from '@heapless/offheap';
 import { Actor } from '../runtime/actor.js';
 import { detach } from '../runtime/detach.js';
-import { storageWireCode } from '../server/wire-error.js';
+import { packageWireCode } from '../server/wire-error.js';
 import { checkpointDirectory, removeCheckpointDirectory } from './kv-checkpoint.js';
 import { checkMetaName, checkMetaValue, illFormed } from './kv-checks.js';
 import { KvLimits } from './kv-limits.js';
@@ -455,7 +455,7 @@ export class KvActor extends Actor implements KvActorMethods {
     try {
       f();
     } catch (e) {
-      const code = storageWireCode(e);
+      const code = packageWireCode(e);
       if (code !== undefined) throw new HeaplessError(code, (e as Error).message, { cause: e });
       throw e;
     }

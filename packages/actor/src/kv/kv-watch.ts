@@ -31,7 +31,7 @@
  */
 import { HeaplessError } from '@heapless/client/protocol';
 import type { MapChanges } from '@heapless/offheap';
-import { storageWireCode } from '../server/wire-error.js';
+import { packageWireCode } from '../server/wire-error.js';
 import { ChangeList } from './change-list.js';
 import { ChangePages, type Segment } from './change-pages.js';
 import { type HistorySegment, KvWatch, MAX_HISTORY_BYTES } from './kv-watch-stream.js';
@@ -339,6 +339,6 @@ function startsWith(key: Uint8Array, prefix: Uint8Array): boolean {
 /** A storage failure as the HeaplessError a watcher is given. */
 function storageError(e: unknown): HeaplessError {
   if (e instanceof HeaplessError) return e;
-  const code = storageWireCode(e) ?? 'STORAGE_IO';
+  const code = packageWireCode(e) ?? 'STORAGE_IO';
   return new HeaplessError(code, (e as Error).message ?? String(e), { cause: e });
 }

@@ -229,7 +229,7 @@ describe('Mailbox', () => {
   it('refuses a mailbox size or overflow policy it cannot honour', () => {
     for (const opts of [{ mailbox: 0 }, { mailbox: 1.5 }, { mailbox: -1 }, { overflow: 'drop' as 'wait' }]) {
       expect(() => mailboxOf(new Worker(), opts)).toThrow(
-        expect.objectContaining({ code: 'HEAPLESS_ERR_INVALID_OPTION' }),
+        expect.objectContaining({ code: 'HEAPLESS_ERR_ACTOR_INVALID_OPTION' }),
       );
       expect(() => mailboxOf(new Worker(), opts)).toThrow(ActorError);
     }

@@ -58,10 +58,10 @@ export class Mailbox implements ActorHandle {
   ) {
     const capacity = opts.mailbox ?? 1024;
     if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `mailbox must be an integer >= 1, got ${capacity}`);
+      throw new ActorError('HEAPLESS_ERR_ACTOR_INVALID_OPTION', `mailbox must be an integer >= 1, got ${capacity}`);
     }
     if (opts.overflow !== undefined && opts.overflow !== 'wait' && opts.overflow !== 'reject') {
-      throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `overflow must be 'wait' or 'reject'`);
+      throw new ActorError('HEAPLESS_ERR_ACTOR_INVALID_OPTION', `overflow must be 'wait' or 'reject'`);
     }
     this.#target = target;
     this.#table = table;

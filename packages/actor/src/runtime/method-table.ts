@@ -24,7 +24,7 @@ export function methodTable(instance: object): Map<string, Method> {
 
 /**
  * The exposed names: `expose` if given, else the static `exposed` list of the instance's class; each must be a method
- * whose name a client ref can call (`isMethodName`), else HEAPLESS_ERR_NOT_A_METHOD.
+ * whose name a client ref can call (`isMethodName`), else HEAPLESS_ERR_ACTOR_NOT_A_METHOD.
  */
 export function exposedNames(
   instance: object,
@@ -32,14 +32,18 @@ export function exposedNames(
   expose?: readonly string[],
 ): Set<string> {
   const list = expose ?? (instance.constructor as { exposed?: unknown }).exposed ?? [];
-  if (!Array.isArray(list)) throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', 'exposed must be an array of names');
+  if (!Array.isArray(list))
+    throw new ActorError('HEAPLESS_ERR_ACTOR_INVALID_OPTION', 'exposed must be an array of names');
   for (const name of list) {
     if (typeof name !== 'string' || !methods.has(name)) {
-      throw new ActorError('HEAPLESS_ERR_NOT_A_METHOD', `exposed name ${String(name)} is not a method of the actor`);
+      throw new ActorError(
+        'HEAPLESS_ERR_ACTOR_NOT_A_METHOD',
+        `exposed name ${String(name)} is not a method of the actor`,
+      );
     }
     if (!isMethodName(name)) {
       throw new ActorError(
-        'HEAPLESS_ERR_NOT_A_METHOD',
+        'HEAPLESS_ERR_ACTOR_NOT_A_METHOD',
         `exposed name ${name} cannot be called through a client ref: a method name is an identifier of letters, digits and _ starting with a letter, and not one of ${RESERVED_NAMES.join(', ')}`,
       );
     }

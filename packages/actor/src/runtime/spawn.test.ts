@@ -119,7 +119,7 @@ describe('spawn', () => {
     const actor = { toJSON: () => 1, nodeType: () => 1, $$typeof: () => 1, _hidden: () => 1, ok: () => 1 };
     for (const name of ['toJSON', 'nodeType', '$$typeof', '_hidden']) {
       expect(() => spawn(actor, { expose: [name] }), name).toThrow(
-        expect.objectContaining({ code: 'HEAPLESS_ERR_NOT_A_METHOD' }),
+        expect.objectContaining({ code: 'HEAPLESS_ERR_ACTOR_NOT_A_METHOD' }),
       );
     }
     void spawn(actor, { expose: ['ok'] }).stop();

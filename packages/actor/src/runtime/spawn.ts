@@ -7,8 +7,8 @@ import { exposedNames, methodTable } from './method-table.js';
  * its prototype chain) as a function returning a promise, run one message at a time in arrival order. The instance
  * must no longer be used directly. The caller owns the ref and must `stop()` it.
  *
- * Throws `ActorError` `HEAPLESS_ERR_NOT_A_METHOD` when an exposed name is not a method, and
- * `HEAPLESS_ERR_INVALID_OPTION` for a bad mailbox size or overflow policy.
+ * Throws `ActorError` `HEAPLESS_ERR_ACTOR_NOT_A_METHOD` when an exposed name is not a method, and
+ * `HEAPLESS_ERR_ACTOR_INVALID_OPTION` for a bad mailbox size or overflow policy.
  */
 export function spawn<I extends object>(instance: I, opts: SpawnOptions = {}): ActorRef<I> {
   const table = methodTable(instance);

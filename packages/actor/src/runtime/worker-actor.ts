@@ -190,7 +190,7 @@ class WorkerHandle implements ActorHandle {
  * Starts an actor in its own worker thread: the worker imports `moduleUrl`, constructs `new (exportName)(...args)`
  * and runs it in a mailbox; the returned ref has the same type and behaviour as one from `spawn` (arguments and
  * results cross by structured clone, so `Buffer`s arrive as `Uint8Array`s). `T` is the actor's class
- * (`typeof MyActor`). Rejects with `ActorError` `HEAPLESS_ERR_WORKER_START` when the module, export or constructor
+ * (`typeof MyActor`). Rejects with `ActorError` `HEAPLESS_ERR_ACTOR_WORKER_START` when the module, export or constructor
  * fails. The caller owns the ref and must `stop()` it, which ends the worker.
  */
 export async function spawnInWorker<T>(
@@ -201,7 +201,7 @@ export async function spawnInWorker<T>(
 ): Promise<ActorRef<InstanceOf<T>>> {
   const capacity = opts.mailbox ?? 1024;
   if (!Number.isInteger(capacity) || capacity < 1) {
-    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `mailbox must be an integer >= 1, got ${capacity}`);
+    throw new ActorError('HEAPLESS_ERR_ACTOR_INVALID_OPTION', `mailbox must be an integer >= 1, got ${capacity}`);
   }
   const worker = new Worker(new URL('./worker-entry.js', import.meta.url), {
     workerData: { moduleUrl: String(moduleUrl), exportName, args, expose: opts.expose },
@@ -211,9 +211,13 @@ export async function spawnInWorker<T>(
       worker.off('message', onMessage);
       void worker.terminate();
       reject(
-        new ActorError('HEAPLESS_ERR_WORKER_START', `worker actor ${exportName} from ${moduleUrl}: ${String(e)}`, {
-          cause: e,
-        }),
+        new ActorError(
+          'HEAPLESS_ERR_ACTOR_WORKER_START',
+          `worker actor ${exportName} from ${moduleUrl}: ${String(e)}`,
+          {
+            cause: e,
+          },
+        ),
       );
     };
     const onMessage = (m: FromWorker) => {

@@ -32,11 +32,13 @@ export function serializeError(e: unknown): SerializedError {
 }
 
 /**
- * A `HeaplessError` when the code is one of the wire table's, else a plain `Error` with the same name, message and
- * code (so that an engine or map error thrown in the worker keeps its storage code on the wire).
+ * A `HeaplessError` again when it was one in the worker, else a plain `Error` with the same name, message and code
+ * (so that an engine or map error thrown in the worker keeps its package's code, which the wire table maps). A
+ * plain error whose code is spelled like a wire code stays a plain error: the wire never takes a code from its
+ * spelling.
  */
 export function deserializeError(s: SerializedError): Error {
-  if (isErrorCode(s.code)) return new HeaplessError(s.code, s.message);
+  if (s.name === 'HeaplessError' && isErrorCode(s.code)) return new HeaplessError(s.code, s.message);
   const e = new Error(s.message) as Error & { code?: string };
   e.name = s.name;
   if (s.code !== undefined) e.code = s.code;

@@ -41,7 +41,7 @@ export function nodeServerFactory(t: ServerTimeouts, tls: TlsOptions | null): (h
           handler,
         );
       } catch (cause) {
-        throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `tls: ${(cause as Error).message}`, { cause });
+        throw new ActorError('HEAPLESS_ERR_ACTOR_INVALID_OPTION', `tls: ${(cause as Error).message}`, { cause });
       }
     }
     server.maxConnections = t.maxConnections;

@@ -27,7 +27,7 @@ describe('resolvePublishOptions timeouts', () => {
       };
       expect(() => resolvePublishOptions(options, [])).toThrow(
         expect.objectContaining({
-          code: 'HEAPLESS_ERR_INVALID_OPTION',
+          code: 'HEAPLESS_ERR_ACTOR_INVALID_OPTION',
           message: `${name} must be an integer from 1 to ${MAX_TIMER_MS} ms, got ${tooLong}`,
         }),
       );

@@ -168,7 +168,7 @@ function origins(list: readonly string[]): string[] {
       bare = o === '*' || new URL(o).origin === o;
     } catch {}
     if (!bare) {
-      throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `allowed origin ${o} is not scheme://host[:port] or *`);
+      throw new ActorError('HEAPLESS_ERR_ACTOR_INVALID_OPTION', `allowed origin ${o} is not scheme://host[:port] or *`);
     }
   }
   return [...list];
@@ -177,7 +177,7 @@ function origins(list: readonly string[]): string[] {
 function positiveInt(name: string, v: number | undefined, dflt: number): number {
   const n = v ?? dflt;
   if (!Number.isInteger(n) || n < 1)
-    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', `${name} must be an integer >= 1`);
+    throw new ActorError('HEAPLESS_ERR_ACTOR_INVALID_OPTION', `${name} must be an integer >= 1`);
   return n;
 }
 
@@ -189,29 +189,29 @@ function durationMs(name: string, v: number | undefined, dflt: number): number {
   const n = v ?? dflt;
   if (!Number.isInteger(n) || n < 1 || n > MAX_TIMER_MS)
     throw new ActorError(
-      'HEAPLESS_ERR_INVALID_OPTION',
+      'HEAPLESS_ERR_ACTOR_INVALID_OPTION',
       `${name} must be an integer from 1 to ${MAX_TIMER_MS} ms, got ${n}`,
     );
   return n;
 }
 
 /**
- * Checks `opts` and fills in the defaults. Throws `ActorError` `HEAPLESS_ERR_INSECURE_BIND` for a non-loopback host
- * without a token and `HEAPLESS_ERR_INVALID_OPTION` for an option out of range (a timeout beyond
+ * Checks `opts` and fills in the defaults. Throws `ActorError` `HEAPLESS_ERR_ACTOR_INSECURE_BIND` for a non-loopback host
+ * without a token and `HEAPLESS_ERR_ACTOR_INVALID_OPTION` for an option out of range (a timeout beyond
  * {@link MAX_TIMER_MS} included).
  */
 export function resolvePublishOptions(opts: PublishOptions, methods: Iterable<string>): ResolvedOptions {
   const host = opts.host ?? '127.0.0.1';
   if (!isLoopback(host) && !opts.token) {
-    throw new ActorError('HEAPLESS_ERR_INSECURE_BIND', `refusing to listen on ${host} without a token`);
+    throw new ActorError('HEAPLESS_ERR_ACTOR_INSECURE_BIND', `refusing to listen on ${host} without a token`);
   }
   const tls = opts.tls ?? null;
   if (tls !== null && (!isPem(tls.cert) || !isPem(tls.key))) {
-    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', 'tls needs a cert and a key, each PEM text or bytes');
+    throw new ActorError('HEAPLESS_ERR_ACTOR_INVALID_OPTION', 'tls needs a cert and a key, each PEM text or bytes');
   }
   if (!isLoopback(host) && tls === null && opts.insecure !== true) {
     throw new ActorError(
-      'HEAPLESS_ERR_INSECURE_BIND',
+      'HEAPLESS_ERR_ACTOR_INSECURE_BIND',
       `refusing to listen on ${host} without TLS: the token would cross the network in clear (give tls, or insecure)`,
     );
   }
@@ -232,7 +232,7 @@ export function resolvePublishOptions(opts: PublishOptions, methods: Iterable<st
     Math.max(DEFAULT_REQUEST_TIMEOUT_MS, headersTimeoutMs),
   );
   if (requestTimeoutMs < headersTimeoutMs) {
-    throw new ActorError('HEAPLESS_ERR_INVALID_OPTION', 'requestTimeoutMs must be at least headersTimeoutMs');
+    throw new ActorError('HEAPLESS_ERR_ACTOR_INVALID_OPTION', 'requestTimeoutMs must be at least headersTimeoutMs');
   }
   return {
     host,

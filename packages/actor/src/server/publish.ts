@@ -76,8 +76,8 @@ function codeOfFastifyError(e: { code?: unknown; statusCode?: unknown }): ErrorC
  * WebSocket on `path`, `POST /v1/call/:method` (JSON or msgpack), `GET /healthz`, and `GET /metrics` when given
  * metrics. Only the actor's exposed methods are callable. Resolves once listening.
  *
- * Throws `ActorError` `HEAPLESS_ERR_INSECURE_BIND` for a non-loopback host without a token, or without TLS and not
- * `insecure`, and `HEAPLESS_ERR_INVALID_OPTION` for a bad limit or certificate; rejects with the listen error (e.g. EADDRINUSE).
+ * Throws `ActorError` `HEAPLESS_ERR_ACTOR_INSECURE_BIND` for a non-loopback host without a token, or without TLS and not
+ * `insecure`, and `HEAPLESS_ERR_ACTOR_INVALID_OPTION` for a bad limit or certificate; rejects with the listen error (e.g. EADDRINUSE).
  */
 export async function publish(ref: object, opts: PublishOptions = {}): Promise<Published> {
   const handle = handleOf(ref);

@@ -231,6 +231,7 @@ export class WsSession {
   failed(frame: InboundFrame, index: number, error: unknown): void {
     const code = wireCodeOf(error);
     if (code === 'ACTOR_ERROR') this.#log.debug({ err: error }, 'actor method failed');
+    else if (code === 'INTERNAL') this.#log.error({ err: error }, 'call failed');
     const message = wireMessageOf(error);
     this.#settled(frame, index);
     this.#queueReply([frame.calls[index][0], ERROR_CODES[code].wire, message], 1 + 5 + 5 + 5 + 3 * message.length);

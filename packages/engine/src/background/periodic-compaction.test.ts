@@ -166,7 +166,7 @@ describe('the periodicCompaction option', () => {
       true,
     ]) {
       await expect(Engine.open(dir, { periodicCompaction } as never)).rejects.toMatchObject({
-        code: 'HEAPLESS_ERR_INVALID_ARGUMENT',
+        code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT',
         message: expect.stringMatching(/periodicCompaction/),
       });
     }

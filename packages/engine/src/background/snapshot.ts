@@ -28,7 +28,7 @@ export class Snapshot {
     this.list.remove(this);
   }
 
-  /** @internal Throws HEAPLESS_ERR_INVALID_ARGUMENT if released or made by another engine. */
+  /** @internal Throws HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT if released or made by another engine. */
   check(list: SnapshotList): number {
     if (this.list !== list) throw invalidArgument('snapshot belongs to another engine');
     if (!this.live) throw invalidArgument('snapshot was released');

@@ -25,43 +25,46 @@ describe('ENGINE_ERRORS', () => {
   it('keeps the public code strings, and ErrorCodes names each by its short name', () => {
     expect(codes.sort()).toEqual(
       [
-        'HEAPLESS_ERR_CORRUPTION',
-        'HEAPLESS_ERR_LOCKED',
-        'HEAPLESS_ERR_CLOSED',
-        'HEAPLESS_ERR_INVALID_ARGUMENT',
-        'HEAPLESS_ERR_NOT_FOUND',
-        'HEAPLESS_ERR_IO',
-        'HEAPLESS_ERR_UNSUPPORTED',
-        'HEAPLESS_ERR_READ_ONLY',
-        'HEAPLESS_ERR_EXISTS',
+        'HEAPLESS_ERR_ENGINE_CORRUPTION',
+        'HEAPLESS_ERR_ENGINE_LOCKED',
+        'HEAPLESS_ERR_ENGINE_CLOSED',
+        'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT',
+        'HEAPLESS_ERR_ENGINE_NOT_FOUND',
+        'HEAPLESS_ERR_ENGINE_IO',
+        'HEAPLESS_ERR_ENGINE_UNSUPPORTED',
+        'HEAPLESS_ERR_ENGINE_READ_ONLY',
+        'HEAPLESS_ERR_ENGINE_EXISTS',
       ].sort(),
     );
     expect(ErrorCodes).toEqual({
-      CORRUPTION: 'HEAPLESS_ERR_CORRUPTION',
-      LOCKED: 'HEAPLESS_ERR_LOCKED',
-      CLOSED: 'HEAPLESS_ERR_CLOSED',
-      INVALID_ARGUMENT: 'HEAPLESS_ERR_INVALID_ARGUMENT',
-      NOT_FOUND: 'HEAPLESS_ERR_NOT_FOUND',
-      IO: 'HEAPLESS_ERR_IO',
-      UNSUPPORTED: 'HEAPLESS_ERR_UNSUPPORTED',
-      READ_ONLY: 'HEAPLESS_ERR_READ_ONLY',
-      EXISTS: 'HEAPLESS_ERR_EXISTS',
+      CORRUPTION: 'HEAPLESS_ERR_ENGINE_CORRUPTION',
+      LOCKED: 'HEAPLESS_ERR_ENGINE_LOCKED',
+      CLOSED: 'HEAPLESS_ERR_ENGINE_CLOSED',
+      INVALID_ARGUMENT: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT',
+      NOT_FOUND: 'HEAPLESS_ERR_ENGINE_NOT_FOUND',
+      IO: 'HEAPLESS_ERR_ENGINE_IO',
+      UNSUPPORTED: 'HEAPLESS_ERR_ENGINE_UNSUPPORTED',
+      READ_ONLY: 'HEAPLESS_ERR_ENGINE_READ_ONLY',
+      EXISTS: 'HEAPLESS_ERR_ENGINE_EXISTS',
     });
     expect(Object.isFrozen(ErrorCodes)).toBe(true);
   });
 
   it('tells its codes from other strings', () => {
     for (const c of codes) expect(isErrorCode(c)).toBe(true);
-    for (const c of ['HEAPLESS_ERR_NOPE', 'toString', 'CORRUPTION', undefined, 3]) expect(isErrorCode(c)).toBe(false);
+    for (const c of ['HEAPLESS_ERR_ENGINE_NOPE', 'toString', 'CORRUPTION', undefined, 3])
+      expect(isErrorCode(c)).toBe(false);
   });
 });
 
 describe('errors', () => {
   it('builds messages from the table when the thrower gives none, and keeps a given one', () => {
-    expect(new EngineError('HEAPLESS_ERR_LOCKED').message).toBe(ENGINE_ERRORS.HEAPLESS_ERR_LOCKED.message);
+    expect(new EngineError('HEAPLESS_ERR_ENGINE_LOCKED').message).toBe(
+      ENGINE_ERRORS.HEAPLESS_ERR_ENGINE_LOCKED.message,
+    );
     const e = new EngineError(ErrorCodes.INVALID_ARGUMENT, 'bad key');
     expect([e.code, e.message, e.name, e instanceof Error]).toEqual([
-      'HEAPLESS_ERR_INVALID_ARGUMENT',
+      'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT',
       'bad key',
       'EngineError',
       true,
@@ -72,7 +75,7 @@ describe('errors', () => {
     const e = new CorruptionError('/d/000007.sst', 4096, 'block checksum mismatch');
     expect(e).toBeInstanceOf(EngineError);
     expect([e.code, e.file, e.offset, e.name]).toEqual([
-      'HEAPLESS_ERR_CORRUPTION',
+      'HEAPLESS_ERR_ENGINE_CORRUPTION',
       '/d/000007.sst',
       4096,
       'CorruptionError',
@@ -82,11 +85,11 @@ describe('errors', () => {
 
   it('closedError and ioError say what is closed or failed, and ioError keeps its cause', () => {
     expect(closedError('engine /d').message).toBe('engine /d is closed');
-    expect(closedError('table builder for x.sst', 'finished').code).toBe('HEAPLESS_ERR_CLOSED');
+    expect(closedError('table builder for x.sst', 'finished').code).toBe('HEAPLESS_ERR_ENGINE_CLOSED');
     const cause = Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
     const e = ioError('writing', '/d/000003.log', cause);
     expect([e.code, e.message, e.cause]).toEqual([
-      'HEAPLESS_ERR_IO',
+      'HEAPLESS_ERR_ENGINE_IO',
       'writing /d/000003.log failed: ENOSPC: no space left on device',
       cause,
     ]);

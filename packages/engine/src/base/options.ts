@@ -24,7 +24,7 @@ export type PeriodicCompactionSchedule = { everySeconds: number } | { at: string
 export interface EngineOptions {
   /** Create the directory and an empty database when none exists. Default true. */
   createIfMissing?: boolean;
-  /** Fail with HEAPLESS_ERR_EXISTS when a database already exists in the directory. Default false. */
+  /** Fail with HEAPLESS_ERR_ENGINE_EXISTS when a database already exists in the directory. Default false. */
   errorIfExists?: boolean;
   /** Bytes a memtable holds before it is frozen and flushed to a level-0 table. Default 4 MiB. */
   writeBufferSize?: number;
@@ -73,7 +73,7 @@ export interface EngineOptions {
   /**
    * Open without a lock, beside a writer that may hold the directory, and never change it: the view is the
    * directory's state as of the open (the WALs replayed into memory only); writes, `flush`, `compactRange` and
-   * `checkpoint` reject with HEAPLESS_ERR_READ_ONLY. Needs an existing database. Default false.
+   * `checkpoint` reject with HEAPLESS_ERR_ENGINE_READ_ONLY. Needs an existing database. Default false.
    */
   readOnly?: boolean;
   /** Open as a follower (implies `readOnly`): `catchUp()` moves the view to the writer's latest state. See `openFollower`. Default false. */
@@ -139,7 +139,7 @@ function int(name: string, v: number, min: number, max: number): number {
 }
 
 /**
- * Fills in defaults and checks ranges. Throws EngineError HEAPLESS_ERR_INVALID_ARGUMENT naming the bad option.
+ * Fills in defaults and checks ranges. Throws EngineError HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT naming the bad option.
  */
 export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
   const o: Required<EngineOptions> = { ...DEFAULTS };

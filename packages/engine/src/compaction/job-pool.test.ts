@@ -30,13 +30,13 @@ describe('JobPool', () => {
     // Not a real task: the job module answers with its error as data, which shows it loaded and runs; the pool
     // rebuilds it as an engine error.
     await expect(pool.run({ kind: 'nope' } as never)).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_IO',
+      code: 'HEAPLESS_ERR_ENGINE_IO',
       message: expect.stringMatching(/^background job failed: /),
     });
     expect(pool.threads).toBeGreaterThan(0);
     await pool.close();
     expect(pool.threads).toBe(0);
-    await expect(pool.run({ kind: 'nope' } as never)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CLOSED' });
+    await expect(pool.run({ kind: 'nope' } as never)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_CLOSED' });
     const early = new JobPool();
     early.warmUp();
     await early.close(); // its thread is still starting
@@ -65,7 +65,7 @@ describe('JobPool', () => {
       expect(JSON.parse(JSON.stringify(outcome.reason))).toEqual(outcome.reason); // survives structured cloning
       const err = rebuildJobError(outcome.reason);
       expect(err).toBeInstanceOf(CorruptionError);
-      expect(err).toMatchObject({ code: 'HEAPLESS_ERR_CORRUPTION', file: tableFileName(dir, 7) });
+      expect(err).toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_CORRUPTION', file: tableFileName(dir, 7) });
       expect(err.message).toBe(outcome.reason.message);
       const missing = work({ ...task, inputs: [9] });
       expect(missing.ok).toBe(false);
@@ -73,11 +73,11 @@ describe('JobPool', () => {
       if (!missing.ok) expect(rebuildJobError(missing.reason)).toBeInstanceOf(CorruptionError);
       // An error without an engine code becomes IO; an unknown code is not trusted either.
       expect(rebuildJobError({ name: 'TypeError', message: 'x is not a function' })).toMatchObject({
-        code: 'HEAPLESS_ERR_IO',
+        code: 'HEAPLESS_ERR_ENGINE_IO',
         message: 'background job failed: x is not a function',
       });
-      const e = rebuildJobError({ name: 'EngineError', code: 'HEAPLESS_ERR_NOPE', message: 'm' });
-      expect([e instanceof EngineError, (e as EngineError).code]).toEqual([true, 'HEAPLESS_ERR_IO']);
+      const e = rebuildJobError({ name: 'EngineError', code: 'HEAPLESS_ERR_ENGINE_NOPE', message: 'm' });
+      expect([e instanceof EngineError, (e as EngineError).code]).toEqual([true, 'HEAPLESS_ERR_ENGINE_IO']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

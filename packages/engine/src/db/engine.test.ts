@@ -58,10 +58,10 @@ describe('Engine', () => {
     await db.batch().put('z', '3').del('y').write({ sync: true });
     expect(await entries(db)).toEqual(['z=3']);
     await expect(db.write([{ type: 'put', key: 'w', value: '4' }, { type: 'nope' } as never])).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_INVALID_ARGUMENT',
+      code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT',
     });
     expect(await db.get('w')).toBeUndefined();
-    await expect(db.put(5 as never, 'v')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' });
+    await expect(db.put(5 as never, 'v')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT' });
     await db.close();
   });
 
@@ -157,7 +157,7 @@ describe('Engine', () => {
     it.seek('z');
     expect(await it.next()).toBeUndefined();
     await it.close();
-    await expect(it.next()).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CLOSED' });
+    await expect(it.next()).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_CLOSED' });
     const rit = db.iterator({ reverse: true });
     rit.seek('bb');
     expect(str((await rit.next())?.[0])).toBe('b');
@@ -199,10 +199,12 @@ describe('Engine', () => {
     expect(it.nextvInto(rest, 7)).toBe(7);
     await it.close();
     expect(db.stats().blockCache.blocks).toBe(0); // fillCache: false
-    expect(() => it.nextvInto(rest)).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_CLOSED' }));
+    expect(() => it.nextvInto(rest)).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_CLOSED' }));
     const rev = db.iterator({ reverse: true, keys: false, limit: 2, gt: 'a' });
     expect(parse(rest, 0, rev.nextvInto(rest))).toEqual(['=ddd', '=x']);
-    expect(() => rev.nextvInto(rest, 101)).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' }));
+    expect(() => rev.nextvInto(rest, 101)).toThrow(
+      expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT' }),
+    );
     await rev.close();
     await db.close();
   });
@@ -248,7 +250,7 @@ describe('Engine', () => {
     const it = db.iterator();
     for (const bad of [0, -1, 1.5, Number.NaN, '2' as unknown as number]) {
       expect(() => it.nextvInto(buf, 0, bad)).toThrow(
-        expect.objectContaining({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' }),
+        expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT' }),
       );
     }
     expect(parse(buf, it.nextvInto(buf, 0, 1))).toEqual([entries[0]]);
@@ -372,7 +374,7 @@ describe('Engine', () => {
     writeFileSync(join(dir, log!), bytes);
     const before = directoryBytes(dir);
     await expect(Engine.open(dir, { writeBufferSize: 4096 })).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_CORRUPTION',
+      code: 'HEAPLESS_ERR_ENGINE_CORRUPTION',
       file: join(dir, log!),
     });
     expect(directoryBytes(dir)).toEqual(before);
@@ -409,7 +411,7 @@ describe('Engine', () => {
   it('refuses a second open of the same directory, and allows it after close', async () => {
     const db = await Engine.open(dir);
     await expect(Engine.open(dir)).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_LOCKED',
+      code: 'HEAPLESS_ERR_ENGINE_LOCKED',
       message: expect.stringContaining(dir),
     });
     await db.close();
@@ -421,17 +423,17 @@ describe('Engine', () => {
     const missing = join(dir, 'nope');
     // The Level ecosystem matches the message against /does not exist/ and /exists/.
     await expect(Engine.open(missing, { createIfMissing: false })).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_NOT_FOUND',
+      code: 'HEAPLESS_ERR_ENGINE_NOT_FOUND',
       message: expect.stringMatching(/does not exist/),
     });
     (await Engine.open(missing)).close();
     await new Promise((r) => setImmediate(r));
     await expect(Engine.open(missing, { errorIfExists: true })).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_EXISTS',
+      code: 'HEAPLESS_ERR_ENGINE_EXISTS',
       message: expect.stringMatching(/exists/),
     });
     await expect(Engine.open(dir, { writeBufferSize: -1 })).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_INVALID_ARGUMENT',
+      code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT',
     });
   });
 
@@ -439,8 +441,8 @@ describe('Engine', () => {
     const db = await Engine.open(dir);
     await db.close();
     await db.close();
-    await expect(db.put('a', 'b')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CLOSED' });
-    await expect(db.get('a')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CLOSED' });
+    await expect(db.put('a', 'b')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_CLOSED' });
+    await expect(db.get('a')).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_CLOSED' });
     expect(() => db.iterator()).toThrow(EngineError);
   });
 
@@ -460,7 +462,7 @@ describe('Engine', () => {
       expect(got).toEqual(expected.filter((e) => e !== 'after=checkpoint'));
       await cp.close();
       const db2 = await Engine.open(dir);
-      await expect(db2.checkpoint(copy)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' });
+      await expect(db2.checkpoint(copy)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT' });
       await db2.close();
     } finally {
       rmSync(copy, { recursive: true, force: true });

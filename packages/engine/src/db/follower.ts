@@ -11,7 +11,7 @@ import { Engine } from './engine.js';
 /**
  * Opens a follower of the database in `dir`: an Engine that reads (`get`, `getMany`, `iterator`, `snapshot`) the
  * state on disk as of the open, and as of each `catchUp()` after; writes, `flush`, `compactRange` and `checkpoint`
- * reject with HEAPLESS_ERR_READ_ONLY. `options` are the engine's read options (`blockCacheSize`, `maxOpenFiles`,
+ * reject with HEAPLESS_ERR_ENGINE_READ_ONLY. `options` are the engine's read options (`blockCacheSize`, `maxOpenFiles`,
  * `verifyChecksums`, `writeBufferSize` for the memtables WALs are replayed into, `numLevels` as the writer's).
  * Resolves to an engine the caller must `close()`. Rejects as `Engine.open` with `readOnly: true`: NOT_FOUND when
  * `dir` holds no database, IO, CorruptionError.

@@ -10,7 +10,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const invalid = { code: 'HEAPLESS_ERR_INVALID_ARGUMENT', message: expect.stringMatching(/well-formed/) };
+const invalid = { code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT', message: expect.stringMatching(/well-formed/) };
 
 describe('string keys', () => {
   it('refuses ill-formed UTF-16 keys everywhere a key is encoded, so that no two strings share a key', async () => {

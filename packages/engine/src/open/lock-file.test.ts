@@ -48,7 +48,7 @@ describe('directory lock', () => {
     const before = fds();
     const lock = LockFile.acquire(dir);
     expect(readFileSync(join(dir, 'LOCK'), 'latin1')).toBe(`${process.pid} ${hostname()}\n`);
-    expect(() => LockFile.acquire(dir)).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_LOCKED' }));
+    expect(() => LockFile.acquire(dir)).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_LOCKED' }));
     expect(() => LockFile.acquire(dir)).toThrow(`${dir} is locked by this process (pid ${process.pid})`);
     expect(fds()).toBe(before + 1); // the refused attempts closed what they opened
     lock.release();
@@ -70,10 +70,10 @@ describe('directory lock', () => {
     const child = await holder(dir);
     try {
       await expect(Engine.open(dir)).rejects.toMatchObject({
-        code: 'HEAPLESS_ERR_LOCKED',
+        code: 'HEAPLESS_ERR_ENGINE_LOCKED',
         message: expect.stringContaining(`locked by pid ${child.pid} on host ${hostname()}`),
       });
-      expect(() => LockFile.acquire(dir)).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_LOCKED' }));
+      expect(() => LockFile.acquire(dir)).toThrow(expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_LOCKED' }));
     } finally {
       await kill9(child);
     }
@@ -91,9 +91,9 @@ describe('directory lock', () => {
       expect(readFileSync(join(copy, 'LOCK'), 'latin1')).toBe(`${child.pid} ${hostname()}\n`);
       const db = await Engine.open(copy);
       expect(db.getSync('from')).toEqual(new TextEncoder().encode('child'));
-      await expect(Engine.open(copy)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_LOCKED' });
+      await expect(Engine.open(copy)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_LOCKED' });
       await db.close();
-      await expect(Engine.open(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_LOCKED' });
+      await expect(Engine.open(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_LOCKED' });
     } finally {
       await kill9(child);
       rmSync(copy, { recursive: true, force: true });
@@ -102,7 +102,7 @@ describe('directory lock', () => {
 
   it('a second Engine.open in the same process is LOCKED, and close releases the lock', async () => {
     const db = await Engine.open(dir);
-    await expect(Engine.open(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_LOCKED' });
+    await expect(Engine.open(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_LOCKED' });
     await db.close();
     const again = await Engine.open(dir);
     await again.close();

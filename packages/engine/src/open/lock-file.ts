@@ -42,8 +42,8 @@ export class LockFile {
   }
 
   /**
-   * Takes the lock of `dir`, creating `LOCK` if needed. Throws EngineError HEAPLESS_ERR_LOCKED naming the directory
-   * and, as `LOCK` tells it, the holder's pid and host when another open holds it, or HEAPLESS_ERR_IO. The caller
+   * Takes the lock of `dir`, creating `LOCK` if needed. Throws EngineError HEAPLESS_ERR_ENGINE_LOCKED naming the directory
+   * and, as `LOCK` tells it, the holder's pid and host when another open holds it, or HEAPLESS_ERR_ENGINE_IO. The caller
    * must `release()` it; until then it holds one file descriptor.
    */
   static acquire(dir: string): LockFile {

@@ -40,7 +40,7 @@ export function openReadOnly(dir: string, options: ResolvedOptions): OpenedDatab
   };
 }
 
-/** HEAPLESS_ERR_READ_ONLY for `what` (a write, flush...) asked of the read-only engine of `dir`. */
+/** HEAPLESS_ERR_ENGINE_READ_ONLY for `what` (a write, flush...) asked of the read-only engine of `dir`. */
 export function readOnlyError(dir: string, what: string): EngineError {
   return new EngineError(ErrorCodes.READ_ONLY, `${what} refused: engine ${dir} is open read-only`);
 }

@@ -75,7 +75,7 @@ export class EngineIterator implements AsyncIterable<Entry> {
   private pending = false;
   private closed = false;
 
-  /** Made by `engine.iterator()`. Throws HEAPLESS_ERR_INVALID_ARGUMENT for bad options. */
+  /** Made by `engine.iterator()`. Throws HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT for bad options. */
   constructor(db: DbIterator, options: IteratorOptions, onClose: (it: EngineIterator) => void) {
     this.db = db;
     this.onClose = onClose;

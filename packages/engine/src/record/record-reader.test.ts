@@ -180,7 +180,7 @@ describe('log writer and reader', () => {
           bad[i]! ^= mask;
           writeFileSync(path, bad);
           expect(() => readCut(path), `byte ${i} ^ ${mask}`).toThrow(
-            expect.objectContaining({ code: 'HEAPLESS_ERR_CORRUPTION', file: path, offset: lastAt }),
+            expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_CORRUPTION', file: path, offset: lastAt }),
           );
           // The WAL's policy takes the same damage for the torn tail of a write that did not all land.
           if (i >= lastAt + HEADER_SIZE) expect(readAll(path).records.map((r) => r.length)).toEqual([10, 20]);

@@ -38,7 +38,7 @@ export class RecordReader {
   /**
    * Reads the file into memory, from the block holding `start` (the end of a record read before, for a reader that
    * tails a log another process appends to) to its end; records are read from `start`. Throws EngineError
-   * HEAPLESS_ERR_IO if it cannot be read.
+   * HEAPLESS_ERR_ENGINE_IO if it cannot be read.
    */
   constructor(path: string, policy: TailPolicy = 'damaged', start = 0) {
     this.path = path;

@@ -24,7 +24,7 @@ export class RecordWriter {
   /**
    * Creates (truncating) the file at `path`; or, given `appendAt`, opens the log at `path` to append to it, `appendAt`
    * being its size (a log that ends with a whole record, as RecordReader's `validLength` tells). Throws EngineError
-   * HEAPLESS_ERR_IO if it cannot be opened.
+   * HEAPLESS_ERR_ENGINE_IO if it cannot be opened.
    */
   constructor(path: string, initialBuffer = 64 * 1024, appendAt?: number) {
     this.path = path;
@@ -104,7 +104,7 @@ export class RecordWriter {
 
   /**
    * Hands every pending byte to write(2) (synchronously: a write to the page cache, no threadpool hop).
-   * Throws EngineError HEAPLESS_ERR_IO.
+   * Throws EngineError HEAPLESS_ERR_ENGINE_IO.
    */
   writePending(): void {
     let off = 0;

@@ -15,7 +15,7 @@
  * 8, the first number RocksDB leaves unused.
  *
  * zstd is written with node:zlib, which has it from Node 22.15 / 23.8 on; on an older Node, writing zstd is refused
- * with HEAPLESS_ERR_UNSUPPORTED, and reading falls back to fzstd (pure JavaScript), so a zstd database written on a
+ * with HEAPLESS_ERR_ENGINE_UNSUPPORTED, and reading falls back to fzstd (pure JavaScript), so a zstd database written on a
  * newer Node still opens there. The native codecs (snappy, lz4) ship prebuilt per platform in npm packages; they load on
  * first use, so an engine that never meets them loads neither.
  *

@@ -176,7 +176,7 @@ describe('repairDatabase', () => {
     const bytes = readFileSync(join(dir, m));
     bytes[12] = bytes[12]! ^ 0xff;
     writeFileSync(join(dir, m), bytes);
-    await expect(Engine.open(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_CORRUPTION' });
+    await expect(Engine.open(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_CORRUPTION' });
     const report = await repairDatabase(dir);
     expect(report.lost).toContainEqual({ file: m, reason: expect.any(String) });
     expect(readFileSync(join(dir, LOST_FOLDER, m))).toEqual(bytes);
@@ -210,7 +210,7 @@ describe('repairDatabase', () => {
     const db = await Engine.open(dir);
     await db.put('a', '1');
     const before = readdirSync(dir).sort();
-    await expect(repairDatabase(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_LOCKED' });
+    await expect(repairDatabase(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_LOCKED' });
     expect(readdirSync(dir).sort()).toEqual(before);
     await db.close();
   });
@@ -218,7 +218,7 @@ describe('repairDatabase', () => {
 
 describe('repairDatabase on a directory that is not a database', () => {
   it('refuses a missing or empty directory, or one holding none of the engine files, creating nothing', async () => {
-    const notFound = { code: 'HEAPLESS_ERR_NOT_FOUND' };
+    const notFound = { code: 'HEAPLESS_ERR_ENGINE_NOT_FOUND' };
     await expect(repairDatabase(join(dir, 'none'))).rejects.toMatchObject(notFound);
     expect(existsSync(join(dir, 'none'))).toBe(false);
     await expect(repairDatabase(dir)).rejects.toMatchObject(notFound);
@@ -276,7 +276,7 @@ describe('destroyDatabase', () => {
     const db = await Engine.open(dir);
     await db.put('a', '1');
     const before = readdirSync(dir).sort();
-    await expect(destroyDatabase(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_LOCKED' });
+    await expect(destroyDatabase(dir)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_LOCKED' });
     expect(readdirSync(dir).sort()).toEqual(before);
     expect(Buffer.from(db.getSync('a')!).toString()).toBe('1');
     await db.close();

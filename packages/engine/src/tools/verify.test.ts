@@ -121,6 +121,6 @@ describe('verifyDatabase', () => {
     await verifyDatabase(dir, { onProgress: (done) => seen.push(done) });
     expect(seen).toEqual(Array.from({ length: seen.length }, (_, i) => i + 1));
     expect(seen.length).toBeGreaterThanOrEqual(4);
-    await expect(verifyDatabase(join(root, 'none'))).rejects.toMatchObject({ code: 'HEAPLESS_ERR_NOT_FOUND' });
+    await expect(verifyDatabase(join(root, 'none'))).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_NOT_FOUND' });
   });
 });

@@ -216,7 +216,7 @@ describe('updatesSince and WAL retention', () => {
 
   it('refuses a bad retainWalAfter option', async () => {
     await expect(Engine.open(dir, { retainWalAfter: -2 })).rejects.toMatchObject({
-      code: 'HEAPLESS_ERR_INVALID_ARGUMENT',
+      code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT',
     });
   });
 });

@@ -36,10 +36,10 @@ describe('write batch', () => {
   it('rejects keys and values of the wrong type with a typed error', () => {
     const b = new WriteBatch();
     expect(() => b.put(42 as unknown as string, 'v')).toThrow(
-      expect.objectContaining({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' }),
+      expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT' }),
     );
     expect(() => b.del(null as unknown as string)).toThrow(
-      expect.objectContaining({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' }),
+      expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT' }),
     );
   });
 
@@ -93,7 +93,7 @@ describe('write batch encoding of every kind of string and buffer', () => {
     b.put('a', 'b');
     const len = b.length;
     expect(() => b.put('k', {} as unknown as string)).toThrow(
-      expect.objectContaining({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' }),
+      expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT' }),
     );
     expect([b.length, b.count]).toEqual([len, 1]);
   });

@@ -54,7 +54,7 @@ export class WriteBatch {
     this.commit = commit;
   }
 
-  /** Queues a put. Throws HEAPLESS_ERR_INVALID_ARGUMENT for a key or value of the wrong type or size. Returns this. */
+  /** Queues a put. Throws HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT for a key or value of the wrong type or size. Returns this. */
   put(key: Bytes, value: Bytes): this {
     const at = this.length;
     this.reserve(1);
@@ -69,7 +69,7 @@ export class WriteBatch {
     return this;
   }
 
-  /** Queues a delete. Throws HEAPLESS_ERR_INVALID_ARGUMENT for a bad key. Returns this. */
+  /** Queues a delete. Throws HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT for a bad key. Returns this. */
   del(key: Bytes): this {
     const at = this.length;
     this.reserve(1);
@@ -93,7 +93,7 @@ export class WriteBatch {
 
   /**
    * Writes the batch atomically through the engine that made it (see `Engine.write`), then leaves it empty for
-   * reuse. Throws HEAPLESS_ERR_INVALID_ARGUMENT for a batch made without an engine.
+   * reuse. Throws HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT for a batch made without an engine.
    */
   write(options?: { sync?: boolean }): Promise<void> {
     if (!this.commit)

@@ -92,7 +92,7 @@ describe('periodic map images', () => {
       expectEqual(again, model);
       await again.close();
       await new Promise((r) => setImmediate(r));
-      expect(warnings).toContain('HEAPLESS_IMAGE_REPLAY_UNAVAILABLE');
+      expect(warnings).toContain('HEAPLESS_WARN_OFFHEAP_IMAGE_REPLAY_UNAVAILABLE');
     } finally {
       process.off('warning', onWarning);
     }
@@ -177,7 +177,7 @@ describe('map.checkpoint', () => {
     const full = freshDir();
     mkdirSync(full);
     writeFileSync(join(full, 'x'), 'x');
-    await expect(map.checkpoint(full)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_INVALID_ARGUMENT' });
+    await expect(map.checkpoint(full)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_INVALID_ARGUMENT' });
     expect(readdirSync(full)).toEqual(['x']);
     expect(existsSync(join(dir, 'inside'))).toBe(false);
     await map.close();

@@ -233,7 +233,7 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
 /**
  * Writes the map's memory as the image `tag` names (after any growth has finished; readers are gone by then, so
  * nothing is published). An image that cannot be written is reported as a process warning (code
- * HEAPLESS_IMAGE_WRITE_FAILED): nothing is lost, the next open scans the engine.
+ * HEAPLESS_WARN_OFFHEAP_IMAGE_WRITE_FAILED): nothing is lost, the next open scans the engine.
  */
 /**
  * Ends the parts of a map that takes no more writes: sharing (readers' access) and the worker pool, then for a
@@ -253,7 +253,7 @@ export async function closeParts(parts: MapParts, settleOwed: () => void): Promi
   } catch (err) {
     // The engine has every write: the next open replays them again onto the older image.
     folded = false;
-    process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
+    process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_WARN_OFFHEAP_IMAGE_WRITE_FAILED' });
   }
   const tag = folded ? await p.tag(parts.index.count) : null;
   if (tag !== null) writeMapImage(tag, parts.index, parts.arena, parts.store, parts.codec);
@@ -266,7 +266,7 @@ function writeMapImage(tag: ImageTag, index: MapIndex, arena: Arena, store: MapS
   try {
     writeImage(tag.dir, content, (i) => arena.usedBytesOf(i));
   } catch (err) {
-    process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
+    process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_WARN_OFFHEAP_IMAGE_WRITE_FAILED' });
   }
 }
 
@@ -428,7 +428,7 @@ async function directoryAndImage(
   pending.drop();
   if (replay.startsWith(LOGS_GONE)) {
     process.emitWarning(`map image of ${engine.location} not used, the map is rebuilt by a scan: ${replay}`, {
-      code: 'HEAPLESS_IMAGE_REPLAY_UNAVAILABLE',
+      code: 'HEAPLESS_WARN_OFFHEAP_IMAGE_REPLAY_UNAVAILABLE',
     });
   }
   return { state: await prepareDirectory(engine, want), image: `${current}; ${replay}`, replay: null, loader: 'read' };

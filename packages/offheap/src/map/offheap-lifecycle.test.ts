@@ -43,7 +43,7 @@ describe('OffHeapMap lifecycle', () => {
   it('a second open of the same directory fails with the engine lock, and the first keeps working', async () => {
     const dir = join(root, 'b');
     const map = await OffHeapMap.open({ dir });
-    await expect(OffHeapMap.open({ dir })).rejects.toMatchObject({ code: 'HEAPLESS_ERR_LOCKED' });
+    await expect(OffHeapMap.open({ dir })).rejects.toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_LOCKED' });
     map.set('x', 1);
     expect(map.get('x')).toBe(1);
     await map.close();

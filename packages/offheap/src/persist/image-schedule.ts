@@ -106,7 +106,7 @@ export class ImageSchedule {
   /**
    * Writes an image now unless one is running (then waits for it) or nothing was written since the last one.
    * Resolves to true when an image of the map's state as of the call, or later, is on disk. Never rejects: a
-   * failure is a process warning (HEAPLESS_IMAGE_WRITE_FAILED) and false.
+   * failure is a process warning (HEAPLESS_WARN_OFFHEAP_IMAGE_WRITE_FAILED) and false.
    */
   async writeNow(): Promise<boolean> {
     try {
@@ -136,7 +136,9 @@ export class ImageSchedule {
       (err: unknown) => {
         this.stats.failed++;
         rmSync(join(this.dir, IMAGE_TEMP_FILE), { force: true });
-        process.emitWarning(`map image not written: ${String(err)}`, { code: 'HEAPLESS_IMAGE_WRITE_FAILED' });
+        process.emitWarning(`map image not written: ${String(err)}`, {
+          code: 'HEAPLESS_WARN_OFFHEAP_IMAGE_WRITE_FAILED',
+        });
       },
     );
     try {

@@ -105,7 +105,9 @@ describe('map image', () => {
     } finally {
       process.off('warning', onWarning);
     }
-    expect(warnings.map((w) => (w as Error & { code?: string }).code)).toContain('HEAPLESS_IMAGE_WRITE_FAILED');
+    expect(warnings.map((w) => (w as Error & { code?: string }).code)).toContain(
+      'HEAPLESS_WARN_OFFHEAP_IMAGE_WRITE_FAILED',
+    );
     rmSync(join(dir, `${IMAGE_FILE}.tmp`), { recursive: true });
     const again = await OffHeapMap.open<string, Rec>({ dir });
     expect(again.stats()).toMatchObject({ loadedFrom: 'scan', imageRejected: 'no image' });

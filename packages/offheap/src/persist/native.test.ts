@@ -148,7 +148,7 @@ describe('native helper', () => {
           expect.stringMatching(
             /^map images load with plain reads, not mapped: .* twice as long .*: this package has no native helper for x$/,
           ),
-          { code: 'HEAPLESS_NATIVE_UNAVAILABLE' },
+          { code: 'HEAPLESS_WARN_OFFHEAP_NATIVE_UNAVAILABLE' },
         ],
       ]);
     } finally {

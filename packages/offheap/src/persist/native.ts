@@ -207,7 +207,7 @@ export const nativeStatus: NativeStatus = loaded.status;
 let warned = false;
 
 /**
- * Emits, once per process, the warning `HEAPLESS_NATIVE_UNAVAILABLE` saying that map images load with plain reads
+ * Emits, once per process, the warning `HEAPLESS_WARN_OFFHEAP_NATIVE_UNAVAILABLE` saying that map images load with plain reads
  * and why, when `status` says so for a reason other than `HEAPLESS_NATIVE=0` (a choice, not a problem). Called
  * where a map first loads an image. True if it emitted.
  */
@@ -215,7 +215,7 @@ export function warnIfNotMapped(status: NativeStatus = nativeStatus): boolean {
   if (warned || status.imageLoader === 'mapped' || status.problem === TURNED_OFF) return false;
   warned = true;
   process.emitWarning(`map images load with plain reads, ${SLOWER}: ${status.problem}`, {
-    code: 'HEAPLESS_NATIVE_UNAVAILABLE',
+    code: 'HEAPLESS_WARN_OFFHEAP_NATIVE_UNAVAILABLE',
   });
   return true;
 }

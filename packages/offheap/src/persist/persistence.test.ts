@@ -74,11 +74,11 @@ describe('EnginePersistence', () => {
     p.put(Buffer.from('b'), Uint8Array.of(2), null);
     const failed = expect.objectContaining({
       code: OffHeapErrorCodes.PERSIST_FAILED,
-      cause: expect.objectContaining({ code: 'HEAPLESS_ERR_CLOSED' }),
+      cause: expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_CLOSED' }),
     });
     await expect(p.durable()).rejects.toEqual(failed);
     await expect(p.flush()).rejects.toEqual(failed);
-    expect(p.failure).toMatchObject({ code: 'HEAPLESS_ERR_CLOSED' });
+    expect(p.failure).toMatchObject({ code: 'HEAPLESS_ERR_ENGINE_CLOSED' });
     await p.settle();
     expect(await p.tag(1)).toBeNull();
     await p.close();

@@ -81,69 +81,129 @@ describe('encodeChanges / decodeChanges', () => {
   it('refuses to encode what it would refuse to decode', () => {
     const limits = changeLimits({ maxKeyBytes: 4, maxValueBytes: 4, maxChanges: 2 });
     const cases: [Change[], ReplicaErrorCode][] = [
-      [[], 'TOO_MANY_CHANGES'],
-      [[deleteChange('a'), deleteChange('b'), deleteChange('c')], 'TOO_MANY_CHANGES'],
-      [[deleteChange('\uD800x')], 'INVALID_KEY'],
-      [[deleteChange('ééé')], 'KEY_TOO_LARGE'],
-      [[setChange('k', new Uint8Array(5))], 'VALUE_TOO_LARGE'],
-      [[{ type: 'set', key: 'k', value: 'text' } as unknown as Change], 'INVALID_ARGUMENT'],
-      [[{ type: 'put', key: 'k' } as unknown as Change], 'INVALID_ARGUMENT'],
-      [[{ type: 'delete', key: 7 } as unknown as Change], 'INVALID_KEY'],
+      [[], 'HEAPLESS_ERR_REPLICA_TOO_MANY_CHANGES'],
+      [[deleteChange('a'), deleteChange('b'), deleteChange('c')], 'HEAPLESS_ERR_REPLICA_TOO_MANY_CHANGES'],
+      [[deleteChange('\uD800x')], 'HEAPLESS_ERR_REPLICA_INVALID_KEY'],
+      [[deleteChange('ééé')], 'HEAPLESS_ERR_REPLICA_KEY_TOO_LARGE'],
+      [[setChange('k', new Uint8Array(5))], 'HEAPLESS_ERR_REPLICA_VALUE_TOO_LARGE'],
+      [[{ type: 'set', key: 'k', value: 'text' } as unknown as Change], 'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT'],
+      [[{ type: 'put', key: 'k' } as unknown as Change], 'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT'],
+      [[{ type: 'delete', key: 7 } as unknown as Change], 'HEAPLESS_ERR_REPLICA_INVALID_KEY'],
     ];
     for (const [changes, code] of cases) expect(thrown(() => encodeChanges(changes, limits)).code).toBe(code);
   });
 
   it('rejects limits that are not positive integers', () => {
-    expect(thrown(() => changeLimits({ maxChanges: 0 })).code).toBe('INVALID_ARGUMENT');
-    expect(thrown(() => changeLimits({ maxKeyBytes: 1.5 })).code).toBe('INVALID_ARGUMENT');
-    expect(thrown(() => changeLimits({ maxValueBytes: 2 ** 33 })).code).toBe('INVALID_ARGUMENT');
+    expect(thrown(() => changeLimits({ maxChanges: 0 })).code).toBe('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT');
+    expect(thrown(() => changeLimits({ maxKeyBytes: 1.5 })).code).toBe('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT');
+    expect(thrown(() => changeLimits({ maxValueBytes: 2 ** 33 })).code).toBe('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT');
   });
 });
 
 describe('decodeChanges on hostile input', () => {
   // hex payload, expected code, a part of the expected message
   const cases: [string, string, ReplicaErrorCode, RegExp][] = [
-    ['empty', '', 'MALFORMED_MESSAGE', /truncated: the payload is missing \(offset 0 of 0\)/],
-    ['nil', 'c0', 'MALFORMED_MESSAGE', /the payload is a msgpack array, found type byte 0xc0/],
-    ['a map', '81 a1 6b a1 76', 'MALFORMED_MESSAGE', /found type byte 0x81/],
-    ['a string', 'a3 61 62 63', 'MALFORMED_MESSAGE', /found type byte 0xa3/],
-    ['no change', '90', 'TOO_MANY_CHANGES', /0 changes/],
-    ['too many changes claimed', 'dd ffffffff', 'TOO_MANY_CHANGES', /4294967295 changes/],
-    ['truncated array16', 'dc 00', 'MALFORMED_MESSAGE', /truncated: the item at offset 0 needs 2 bytes, 1 are left/],
-    ['a change that is not an array', '91 02', 'MALFORMED_MESSAGE', /change 0 is a msgpack array/],
-    ['changes missing', '92 92 02 a1 61', 'MALFORMED_MESSAGE', /truncated: change 1 is missing/],
-    ['unknown op', '91 92 03 a1 61', 'MALFORMED_MESSAGE', /change 0: unknown op 3/],
-    ['negative op', '91 92 ff a1 61', 'MALFORMED_MESSAGE', /op of change 0 is a msgpack integer, found type byte 0xff/],
-    ['int8 op -1', '91 92 d0 ff a1 61', 'MALFORMED_MESSAGE', /unknown op -1/],
-    ['huge uint64 op', '91 92 cf ffffffffffffffff a1 61', 'MALFORMED_MESSAGE', /unknown op -1/],
-    ['float op', '91 92 cb 3ff0000000000000 a1 61', 'MALFORMED_MESSAGE', /found type byte 0xcb/],
-    ['nested arrays', `${'91'.repeat(5000)}`, 'MALFORMED_MESSAGE', /op of change 0 is a msgpack integer/],
-    ['a set without value', '91 92 01 a1 61', 'MALFORMED_MESSAGE', /a set is \[1, key, value\], got 2 items/],
-    ['a delete with a value', '91 93 02 a1 61 c4 00', 'MALFORMED_MESSAGE', /a delete is \[2, key\], got 3 items/],
+    ['empty', '', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /truncated: the payload is missing \(offset 0 of 0\)/],
+    ['nil', 'c0', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /the payload is a msgpack array, found type byte 0xc0/],
+    ['a map', '81 a1 6b a1 76', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /found type byte 0x81/],
+    ['a string', 'a3 61 62 63', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /found type byte 0xa3/],
+    ['no change', '90', 'HEAPLESS_ERR_REPLICA_TOO_MANY_CHANGES', /0 changes/],
+    ['too many changes claimed', 'dd ffffffff', 'HEAPLESS_ERR_REPLICA_TOO_MANY_CHANGES', /4294967295 changes/],
+    [
+      'truncated array16',
+      'dc 00',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      /truncated: the item at offset 0 needs 2 bytes, 1 are left/,
+    ],
+    ['a change that is not an array', '91 02', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /change 0 is a msgpack array/],
+    ['changes missing', '92 92 02 a1 61', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /truncated: change 1 is missing/],
+    ['unknown op', '91 92 03 a1 61', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /change 0: unknown op 3/],
+    [
+      'negative op',
+      '91 92 ff a1 61',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      /op of change 0 is a msgpack integer, found type byte 0xff/,
+    ],
+    ['int8 op -1', '91 92 d0 ff a1 61', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /unknown op -1/],
+    ['huge uint64 op', '91 92 cf ffffffffffffffff a1 61', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /unknown op -1/],
+    ['float op', '91 92 cb 3ff0000000000000 a1 61', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /found type byte 0xcb/],
+    [
+      'nested arrays',
+      `${'91'.repeat(5000)}`,
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      /op of change 0 is a msgpack integer/,
+    ],
+    [
+      'a set without value',
+      '91 92 01 a1 61',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      /a set is \[1, key, value\], got 2 items/,
+    ],
+    [
+      'a delete with a value',
+      '91 93 02 a1 61 c4 00',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      /a delete is \[2, key\], got 3 items/,
+    ],
     [
       'a key as bin',
       '91 92 02 c4 01 61',
-      'MALFORMED_MESSAGE',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
       /change 0: a key is a msgpack str, found type byte 0xc4/,
     ],
     [
       'a value as str',
       '91 93 01 a1 61 a1 76',
-      'MALFORMED_MESSAGE',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
       /change 0: a value is a msgpack bin, found type byte 0xa1/,
     ],
-    ['a value as nil', '91 93 01 a1 61 c0', 'MALFORMED_MESSAGE', /found type byte 0xc0/],
-    ['a value as extension', '91 93 01 a1 61 d4 01 00', 'MALFORMED_MESSAGE', /found type byte 0xd4/],
-    ['a timestamp value', '91 93 01 a1 61 d6 ff 00000000', 'MALFORMED_MESSAGE', /found type byte 0xd6/],
-    ['invalid UTF-8', '91 92 02 a1 ff', 'INVALID_KEY', /not valid UTF-8/],
-    ['overlong UTF-8', '91 92 02 a2 c0 80', 'INVALID_KEY', /not valid UTF-8/],
-    ['a surrogate in UTF-8', '91 92 02 a3 ed a0 80', 'INVALID_KEY', /not valid UTF-8/],
-    ['a truncated key', '91 92 02 a5 61 62', 'MALFORMED_MESSAGE', /needs 5 bytes, 2 are left/],
-    ['a key over the limit', '91 92 02 db ffffffff', 'KEY_TOO_LARGE', /key of 4294967295 bytes at offset 3/],
-    ['a value over the limit', '91 93 01 a1 61 c6 ffffffff', 'VALUE_TOO_LARGE', /value of 4294967295 bytes/],
-    ['a truncated value', '91 93 01 a1 61 c5 0100 00', 'MALFORMED_MESSAGE', /needs 256 bytes, 1 are left/],
-    ['a trailing byte', '91 92 02 a1 61 00', 'MALFORMED_MESSAGE', /1 bytes after the last change \(offset 5 of 6\)/],
-    ['two payloads', '91 92 02 a1 61 91 92 02 a1 62', 'MALFORMED_MESSAGE', /5 bytes after the last change/],
+    ['a value as nil', '91 93 01 a1 61 c0', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /found type byte 0xc0/],
+    [
+      'a value as extension',
+      '91 93 01 a1 61 d4 01 00',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      /found type byte 0xd4/,
+    ],
+    [
+      'a timestamp value',
+      '91 93 01 a1 61 d6 ff 00000000',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      /found type byte 0xd6/,
+    ],
+    ['invalid UTF-8', '91 92 02 a1 ff', 'HEAPLESS_ERR_REPLICA_INVALID_KEY', /not valid UTF-8/],
+    ['overlong UTF-8', '91 92 02 a2 c0 80', 'HEAPLESS_ERR_REPLICA_INVALID_KEY', /not valid UTF-8/],
+    ['a surrogate in UTF-8', '91 92 02 a3 ed a0 80', 'HEAPLESS_ERR_REPLICA_INVALID_KEY', /not valid UTF-8/],
+    ['a truncated key', '91 92 02 a5 61 62', 'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE', /needs 5 bytes, 2 are left/],
+    [
+      'a key over the limit',
+      '91 92 02 db ffffffff',
+      'HEAPLESS_ERR_REPLICA_KEY_TOO_LARGE',
+      /key of 4294967295 bytes at offset 3/,
+    ],
+    [
+      'a value over the limit',
+      '91 93 01 a1 61 c6 ffffffff',
+      'HEAPLESS_ERR_REPLICA_VALUE_TOO_LARGE',
+      /value of 4294967295 bytes/,
+    ],
+    [
+      'a truncated value',
+      '91 93 01 a1 61 c5 0100 00',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      /needs 256 bytes, 1 are left/,
+    ],
+    [
+      'a trailing byte',
+      '91 92 02 a1 61 00',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      /1 bytes after the last change \(offset 5 of 6\)/,
+    ],
+    [
+      'two payloads',
+      '91 92 02 a1 61 91 92 02 a1 62',
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      /5 bytes after the last change/,
+    ],
   ];
   for (const [name, hex, code, message] of cases) {
     it(`${name} → ${code}`, () => {

@@ -50,32 +50,39 @@ const INT_WIDTHS: Readonly<Record<number, number>> = {
  */
 export function encodeChanges(changes: readonly WriteOp[], limits: ChangeLimits = DEFAULT_CHANGE_LIMITS): Uint8Array {
   if (changes.length === 0 || changes.length > limits.maxChanges)
-    throw new ReplicaError('TOO_MANY_CHANGES', `${changes.length} changes, a message holds 1 to ${limits.maxChanges}`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_TOO_MANY_CHANGES',
+      `${changes.length} changes, a message holds 1 to ${limits.maxChanges}`,
+    );
   const keyBytes = new Array<number>(changes.length);
   let size = headerSize(ARRAY, changes.length);
   for (let i = 0; i < changes.length; i++) {
     const change = changes[i]!;
     const key: unknown = change.key;
     if (typeof key !== 'string')
-      throw new ReplicaError('INVALID_KEY', `change ${i}: a key is a string, got ${typeof key}`);
-    if (!key.isWellFormed()) throw new ReplicaError('INVALID_KEY', `change ${i}: the key has a lone surrogate`);
+      throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_KEY', `change ${i}: a key is a string, got ${typeof key}`);
+    if (!key.isWellFormed())
+      throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_KEY', `change ${i}: the key has a lone surrogate`);
     const k = Buffer.byteLength(key);
     if (k > limits.maxKeyBytes)
-      throw new ReplicaError('KEY_TOO_LARGE', `change ${i}: key of ${k} bytes, the limit is ${limits.maxKeyBytes}`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_KEY_TOO_LARGE',
+        `change ${i}: key of ${k} bytes, the limit is ${limits.maxKeyBytes}`,
+      );
     keyBytes[i] = k;
     size += 2 + headerSize(STR, k) + k; // array header, op, key
     if (change.type === 'set') {
       if (!(change.value instanceof Uint8Array))
-        throw new ReplicaError('INVALID_ARGUMENT', `change ${i}: a set's value is a Uint8Array`);
+        throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', `change ${i}: a set's value is a Uint8Array`);
       const v = change.value.length;
       if (v > limits.maxValueBytes)
         throw new ReplicaError(
-          'VALUE_TOO_LARGE',
+          'HEAPLESS_ERR_REPLICA_VALUE_TOO_LARGE',
           `change ${i}: value of ${v} bytes, the limit is ${limits.maxValueBytes}`,
         );
       size += headerSize(BIN, v) + v;
     } else if (change.type !== 'delete') {
-      throw new ReplicaError('INVALID_ARGUMENT', `change ${i}: type must be 'set' or 'delete'`);
+      throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', `change ${i}: type must be 'set' or 'delete'`);
     }
   }
   const out = Buffer.allocUnsafe(size);
@@ -129,7 +136,10 @@ class PayloadReader {
   readAll(): WriteOp[] {
     const count = this.arrayLength('the payload');
     if (count === 0 || count > this.limits.maxChanges)
-      throw new ReplicaError('TOO_MANY_CHANGES', `${count} changes, a message holds 1 to ${this.limits.maxChanges}`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_TOO_MANY_CHANGES',
+        `${count} changes, a message holds 1 to ${this.limits.maxChanges}`,
+      );
     const changes: WriteOp[] = [];
     for (let i = 0; i < count; i++) changes.push(this.change(i));
     if (this.at !== this.bytes.length)
@@ -158,12 +168,15 @@ class PayloadReader {
     const length = this.itemLength(STR, `the key of change ${index}`, `change ${index}: a key is a msgpack str`);
     if (length > this.limits.maxKeyBytes)
       throw new ReplicaError(
-        'KEY_TOO_LARGE',
+        'HEAPLESS_ERR_REPLICA_KEY_TOO_LARGE',
         `change ${index}: key of ${length} bytes at offset ${start}, the limit is ${this.limits.maxKeyBytes}`,
       );
     const from = this.take(length, start);
     if (!isUtf8(this.bytes.subarray(from, this.at)))
-      throw new ReplicaError('INVALID_KEY', `change ${index}: the key at offset ${start} is not valid UTF-8`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_INVALID_KEY',
+        `change ${index}: the key at offset ${start} is not valid UTF-8`,
+      );
     return this.text.toString('utf8', from, this.at);
   }
 
@@ -172,7 +185,7 @@ class PayloadReader {
     const length = this.itemLength(BIN, `the value of change ${index}`, `change ${index}: a value is a msgpack bin`);
     if (length > this.limits.maxValueBytes)
       throw new ReplicaError(
-        'VALUE_TOO_LARGE',
+        'HEAPLESS_ERR_REPLICA_VALUE_TOO_LARGE',
         `change ${index}: value of ${length} bytes at offset ${start}, the limit is ${this.limits.maxValueBytes}`,
       );
     const from = this.take(length, start);
@@ -256,7 +269,10 @@ class PayloadReader {
   }
 
   private malformed(what: string, offset: number): ReplicaError {
-    return new ReplicaError('MALFORMED_MESSAGE', `${what} (offset ${offset} of ${this.bytes.length})`);
+    return new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+      `${what} (offset ${offset} of ${this.bytes.length})`,
+    );
   }
 }
 

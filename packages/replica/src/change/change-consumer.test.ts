@@ -155,16 +155,16 @@ describe('consumeChanges', () => {
     await (await jetstreamManager(servers.nc)).streams.purge('start-checks', { seq: 6 });
     const handler = () => {};
     expect(await rejectionCode(consumeChanges(servers.nc, { stream: 'start-checks', after: 3, handler }))).toBe(
-      'POSITION_PURGED',
+      'HEAPLESS_ERR_REPLICA_POSITION_PURGED',
     );
     expect(await rejectionCode(consumeChanges(servers.nc, { stream: 'start-checks', after: 11, handler }))).toBe(
-      'POSITION_AHEAD',
+      'HEAPLESS_ERR_REPLICA_POSITION_AHEAD',
     );
     expect(await rejectionCode(consumeChanges(servers.nc, { stream: 'nope', after: 0, handler }))).toBe(
-      'STREAM_NOT_FOUND',
+      'HEAPLESS_ERR_REPLICA_STREAM_NOT_FOUND',
     );
     expect(await rejectionCode(consumeChanges(servers.nc, { stream: 'start-checks', after: -1, handler }))).toBe(
-      'INVALID_ARGUMENT',
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
     );
     const ok = await consumeChanges(servers.nc, { stream: 'start-checks', after: 5, handler });
     await ok.close();
@@ -173,8 +173,8 @@ describe('consumeChanges', () => {
     const now = await readStreamPosition(servers.nc, 'start-checks');
     const checked = (streamPosition: StreamPosition, after: number) =>
       rejectionCode(consumeChanges(servers.nc, { stream: 'start-checks', after, handler, streamPosition }));
-    expect(await checked({ ...now, firstSeq: 9 }, 5)).toBe('POSITION_PURGED');
-    expect(await checked({ ...now, stream: 'other' }, 5)).toBe('INVALID_ARGUMENT');
+    expect(await checked({ ...now, firstSeq: 9 }, 5)).toBe('HEAPLESS_ERR_REPLICA_POSITION_PURGED');
+    expect(await checked({ ...now, stream: 'other' }, 5)).toBe('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT');
     // ...and a purge it does not know of still stops the reader, once the first message shows the gap.
     const stale = await consumeChanges(servers.nc, {
       stream: 'start-checks',
@@ -182,7 +182,7 @@ describe('consumeChanges', () => {
       handler,
       streamPosition: { ...now, firstSeq: 1 },
     });
-    expect((await failure(stale)).code).toBe('POSITION_PURGED');
+    expect((await failure(stale)).code).toBe('HEAPLESS_ERR_REPLICA_POSITION_PURGED');
   });
 
   it('stops with POSITION_PURGED when the stream is purged past the reader', async () => {
@@ -204,7 +204,7 @@ describe('consumeChanges', () => {
     await publishRange(publisher, 21, 25);
     held.open();
     const err = await failure(consumer);
-    expect(err.code).toBe('POSITION_PURGED');
+    expect(err.code).toBe('HEAPLESS_ERR_REPLICA_POSITION_PURGED');
     // The first pull brought 1..5 and no other was made while the handler held them.
     expect(all.seqs()).toEqual(range(1, 5));
     expect(consumer.position).toBe(5);
@@ -216,7 +216,7 @@ describe('consumeChanges', () => {
     const all = recorder();
     const consumer = await consumeChanges(servers.nc, { stream: 'gap', after: 0, handler: all.handler });
     const err = await failure(consumer);
-    expect(err.code).toBe('SEQUENCE_GAP');
+    expect(err.code).toBe('HEAPLESS_ERR_REPLICA_SEQUENCE_GAP');
     expect(err.message).toMatch(/no message 6/);
     expect(all.seqs()).toEqual(range(1, 5));
     expect(consumer.position).toBe(5);
@@ -233,13 +233,13 @@ describe('consumeChanges', () => {
     const all = recorder();
     const consumer = await consumeChanges(servers.nc, { stream: 'bad', after: 0, handler: all.handler });
     const err = await failure(consumer);
-    expect(err.code).toBe('MALFORMED_MESSAGE');
+    expect(err.code).toBe('HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE');
     expect(err.message).toMatch(/^message 4: change 0: unknown op 7/);
     expect(all.seqs()).toEqual([1, 2, 3]);
 
     const other = recorder();
     const strict = await consumeChanges(servers.nc, { stream: 'bad', after: 0, schema: 's2', handler: other.handler });
-    expect((await failure(strict)).code).toBe('SCHEMA_MISMATCH');
+    expect((await failure(strict)).code).toBe('HEAPLESS_ERR_REPLICA_SCHEMA_MISMATCH');
     expect(other.seqs()).toEqual([]);
   });
 
@@ -271,6 +271,6 @@ describe('consumeChanges', () => {
     const own = await connectToNats({ servers: servers.nats.urls });
     const orphan = await consumeChanges(own, { stream: 'cleanup', after: 5, handler: () => {} });
     await own.close();
-    expect((await failure(orphan)).code).toBe('CLOSED');
+    expect((await failure(orphan)).code).toBe('HEAPLESS_ERR_REPLICA_CLOSED');
   });
 });

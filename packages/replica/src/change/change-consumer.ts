@@ -36,18 +36,18 @@ import { assertResumable, checkPosition, readStreamPosition, type StreamPosition
 
 /** The codes that end a reader: the stream cannot be followed from here on, whatever is retried. */
 const FATAL: ReadonlySet<ReplicaErrorCode> = new Set<ReplicaErrorCode>([
-  'MALFORMED_MESSAGE',
-  'BAD_HEADER',
-  'UNSUPPORTED_FORMAT',
-  'INVALID_KEY',
-  'KEY_TOO_LARGE',
-  'VALUE_TOO_LARGE',
-  'TOO_MANY_CHANGES',
-  'SCHEMA_MISMATCH',
-  'POSITION_PURGED',
-  'POSITION_AHEAD',
-  'SEQUENCE_GAP',
-  'STREAM_NOT_FOUND',
+  'HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE',
+  'HEAPLESS_ERR_REPLICA_BAD_HEADER',
+  'HEAPLESS_ERR_REPLICA_UNSUPPORTED_FORMAT',
+  'HEAPLESS_ERR_REPLICA_INVALID_KEY',
+  'HEAPLESS_ERR_REPLICA_KEY_TOO_LARGE',
+  'HEAPLESS_ERR_REPLICA_VALUE_TOO_LARGE',
+  'HEAPLESS_ERR_REPLICA_TOO_MANY_CHANGES',
+  'HEAPLESS_ERR_REPLICA_SCHEMA_MISMATCH',
+  'HEAPLESS_ERR_REPLICA_POSITION_PURGED',
+  'HEAPLESS_ERR_REPLICA_POSITION_AHEAD',
+  'HEAPLESS_ERR_REPLICA_SEQUENCE_GAP',
+  'HEAPLESS_ERR_REPLICA_STREAM_NOT_FOUND',
 ]);
 /** Pauses between attempts to get a consumer again while NATS is away: from 50 ms, doubling, at most 2 s. */
 const RETRY_MIN_MS = 50;
@@ -105,7 +105,7 @@ export async function consumeChanges(nc: NatsConnection, options: ConsumeOptions
   const timeout = settings.timeoutMs;
   if (options.streamPosition !== undefined && options.streamPosition.stream !== settings.stream)
     throw new ReplicaError(
-      'INVALID_ARGUMENT',
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
       `streamPosition is of stream ${options.streamPosition.stream}, not ${settings.stream}`,
     );
   const stream = options.streamPosition ?? (await readStreamPosition(nc, settings.stream, { timeoutMs: timeout }));
@@ -127,11 +127,15 @@ interface ReaderSettings {
 
 function readerSettings(options: ConsumeOptions): ReaderSettings {
   checkPosition(options.after);
-  if (typeof options.handler !== 'function') throw new ReplicaError('INVALID_ARGUMENT', 'handler must be a function');
+  if (typeof options.handler !== 'function')
+    throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', 'handler must be a function');
   const positive = (name: string, value: number | undefined, fallback: number, min: number) => {
     const v = value ?? fallback;
     if (!Number.isSafeInteger(v) || v < min)
-      throw new ReplicaError('INVALID_ARGUMENT', `${name} must be an integer of at least ${min}, got ${value}`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+        `${name} must be an integer of at least ${min}, got ${value}`,
+      );
     return v;
   };
   return {
@@ -230,7 +234,7 @@ export class ChangeConsumer {
       });
     } catch (err) {
       if (err instanceof ConnectionClosed)
-        throw new ReplicaError('CLOSED', 'the NATS connection was closed under the reader');
+        throw new ReplicaError('HEAPLESS_ERR_REPLICA_CLOSED', 'the NATS connection was closed under the reader');
       throw err instanceof HandlerFailure ? err.error : replicaErrorOf(err, `reading stream ${this.settings.stream}`);
     }
   }
@@ -281,7 +285,10 @@ export class ChangeConsumer {
         await this.deliver(batch);
         await this.explainGap(m.seq);
         // Lost on the way: a new consumer starts at this.next (after the pause of a failure, in case it repeats).
-        throw new ReplicaError('NATS_ERROR', `message ${this.next} was not delivered (${m.seq} came instead)`);
+        throw new ReplicaError(
+          'HEAPLESS_ERR_REPLICA_NATS_ERROR',
+          `message ${this.next} was not delivered (${m.seq} came instead)`,
+        );
       }
       try {
         batch.push(readChangeMessage(m.seq, m.headers, m.data, this.settings));
@@ -321,7 +328,7 @@ export class ChangeConsumer {
     const stored = await this.jsm.streams.getMessage(this.settings.stream, { seq: expected });
     if (stored === null)
       throw new ReplicaError(
-        'SEQUENCE_GAP',
+        'HEAPLESS_ERR_REPLICA_SEQUENCE_GAP',
         `stream ${this.settings.stream} has no message ${expected} (deleted) but has ${seq}`,
       );
   }

@@ -46,7 +46,10 @@ const MSG_ID = /^[\x21-\x7e]{1,256}$/;
 /** Throws INVALID_ARGUMENT unless `name` is a valid stream or bucket name; returns it. */
 export function checkName(what: string, name: unknown): string {
   if (typeof name !== 'string' || !NAME.test(name))
-    throw new ReplicaError('INVALID_ARGUMENT', `${what} must be 1-64 of A-Z a-z 0-9 _ -, got ${JSON.stringify(name)}`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+      `${what} must be 1-64 of A-Z a-z 0-9 _ -, got ${JSON.stringify(name)}`,
+    );
   return name;
 }
 
@@ -54,7 +57,7 @@ export function checkName(what: string, name: unknown): string {
 export function checkSchemaId(schema: unknown): string {
   if (typeof schema !== 'string' || !SCHEMA_ID.test(schema))
     throw new ReplicaError(
-      'INVALID_ARGUMENT',
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
       `a schema id must be 1-128 of A-Z a-z 0-9 . _ -, got ${JSON.stringify(schema)}`,
     );
   return schema;
@@ -69,7 +72,7 @@ export function isSchemaId(schema: string): boolean {
 export function checkMsgId(id: unknown): string {
   if (typeof id !== 'string' || !MSG_ID.test(id))
     throw new ReplicaError(
-      'INVALID_ARGUMENT',
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
       `a message id must be 1-256 printable ASCII characters without spaces, got ${JSON.stringify(id)}`,
     );
   return id;
@@ -79,7 +82,10 @@ export function checkMsgId(id: unknown): string {
 export function changeSubject(stream: string, prefix: string = DEFAULT_SUBJECT_PREFIX): string {
   checkName('a stream name', stream);
   if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(prefix))
-    throw new ReplicaError('INVALID_ARGUMENT', `a subject prefix must be dot-separated tokens, got '${prefix}'`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+      `a subject prefix must be dot-separated tokens, got '${prefix}'`,
+    );
   return `${prefix}.${stream}`;
 }
 
@@ -88,8 +94,11 @@ export function changeLimits(limits: Partial<ChangeLimits> = {}): ChangeLimits {
   const out = { ...DEFAULT_CHANGE_LIMITS, ...limits };
   for (const [name, value] of Object.entries(out))
     if (!Number.isSafeInteger(value) || value < 1)
-      throw new ReplicaError('INVALID_ARGUMENT', `${name} must be a positive integer, got ${value}`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+        `${name} must be a positive integer, got ${value}`,
+      );
   if (out.maxValueBytes > 0xffff_ffff || out.maxKeyBytes > 0xffff_ffff)
-    throw new ReplicaError('INVALID_ARGUMENT', 'a msgpack str or bin holds at most 2^32-1 bytes');
+    throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', 'a msgpack str or bin holds at most 2^32-1 bytes');
   return out;
 }

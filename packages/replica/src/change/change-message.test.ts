@@ -43,21 +43,29 @@ describe('change message headers', () => {
       ['Heapless-Format', '1'],
       ['Heapless-Schema', 's1'],
     ];
-    expect(code(() => readChangeMessage(1, undefined, payload))).toBe('BAD_HEADER');
-    expect(code(() => readChangeMessage(1, hdrs([ok[1]!]), payload))).toBe('BAD_HEADER');
-    expect(code(() => readChangeMessage(1, hdrs([ok[0]!]), payload))).toBe('BAD_HEADER');
-    expect(code(() => readChangeMessage(1, hdrs([...ok, ['Heapless-Format', '1']]), payload))).toBe('BAD_HEADER');
-    expect(code(() => readChangeMessage(1, hdrs([['Heapless-Format', 'one'], ok[1]!]), payload))).toBe('BAD_HEADER');
+    expect(code(() => readChangeMessage(1, undefined, payload))).toBe('HEAPLESS_ERR_REPLICA_BAD_HEADER');
+    expect(code(() => readChangeMessage(1, hdrs([ok[1]!]), payload))).toBe('HEAPLESS_ERR_REPLICA_BAD_HEADER');
+    expect(code(() => readChangeMessage(1, hdrs([ok[0]!]), payload))).toBe('HEAPLESS_ERR_REPLICA_BAD_HEADER');
+    expect(code(() => readChangeMessage(1, hdrs([...ok, ['Heapless-Format', '1']]), payload))).toBe(
+      'HEAPLESS_ERR_REPLICA_BAD_HEADER',
+    );
+    expect(code(() => readChangeMessage(1, hdrs([['Heapless-Format', 'one'], ok[1]!]), payload))).toBe(
+      'HEAPLESS_ERR_REPLICA_BAD_HEADER',
+    );
     // Only the documented spelling of version 1 (spaces around a value are header syntax, dropped by nats.js).
     for (const spelling of ['01', '001', '+1', '1.0', '0x1', '1 1'])
       expect(code(() => readChangeMessage(1, hdrs([['Heapless-Format', spelling], ok[1]!]), payload))).toBe(
-        'BAD_HEADER',
+        'HEAPLESS_ERR_REPLICA_BAD_HEADER',
       );
-    expect(code(() => readChangeMessage(1, hdrs([ok[0]!, ['Heapless-Schema', 'a b']]), payload))).toBe('BAD_HEADER');
-    expect(code(() => readChangeMessage(1, hdrs([['Heapless-Format', '2'], ok[1]!]), payload))).toBe(
-      'UNSUPPORTED_FORMAT',
+    expect(code(() => readChangeMessage(1, hdrs([ok[0]!, ['Heapless-Schema', 'a b']]), payload))).toBe(
+      'HEAPLESS_ERR_REPLICA_BAD_HEADER',
     );
-    expect(code(() => readChangeMessage(1, hdrs(ok), payload, { schema: 's2' }))).toBe('SCHEMA_MISMATCH');
+    expect(code(() => readChangeMessage(1, hdrs([['Heapless-Format', '2'], ok[1]!]), payload))).toBe(
+      'HEAPLESS_ERR_REPLICA_UNSUPPORTED_FORMAT',
+    );
+    expect(code(() => readChangeMessage(1, hdrs(ok), payload, { schema: 's2' }))).toBe(
+      'HEAPLESS_ERR_REPLICA_SCHEMA_MISMATCH',
+    );
   });
 
   it('names the sequence in payload errors', () => {
@@ -68,7 +76,7 @@ describe('change message headers', () => {
         return e as ReplicaError;
       }
     })();
-    expect(err?.code).toBe('MALFORMED_MESSAGE');
+    expect(err?.code).toBe('HEAPLESS_ERR_REPLICA_MALFORMED_MESSAGE');
     expect(err?.message).toMatch(/^message 42: /);
   });
 });

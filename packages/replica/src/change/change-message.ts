@@ -59,18 +59,24 @@ export function readChangeMessage(
   const format = single(seq, headers, FORMAT_HEADER);
   // The documented spelling only: `01` or `+1` would be read as 1 by one producer's parser and refused by another's.
   if (!/^(0|[1-9][0-9]{0,8})$/.test(format))
-    throw new ReplicaError('BAD_HEADER', `message ${seq}: ${FORMAT_HEADER} is not a version number: '${format}'`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_BAD_HEADER',
+      `message ${seq}: ${FORMAT_HEADER} is not a version number: '${format}'`,
+    );
   if (Number(format) !== FORMAT_VERSION)
     throw new ReplicaError(
-      'UNSUPPORTED_FORMAT',
+      'HEAPLESS_ERR_REPLICA_UNSUPPORTED_FORMAT',
       `message ${seq}: format ${format}, this version reads format ${FORMAT_VERSION}`,
     );
   const schema = single(seq, headers, SCHEMA_HEADER);
   if (!isSchemaId(schema))
-    throw new ReplicaError('BAD_HEADER', `message ${seq}: ${SCHEMA_HEADER} is not a schema id: '${schema}'`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_BAD_HEADER',
+      `message ${seq}: ${SCHEMA_HEADER} is not a schema id: '${schema}'`,
+    );
   if (options.schema !== undefined && schema !== options.schema)
     throw new ReplicaError(
-      'SCHEMA_MISMATCH',
+      'HEAPLESS_ERR_REPLICA_SCHEMA_MISMATCH',
       `message ${seq} has schema '${schema}', this reader follows '${options.schema}'`,
     );
   const ids = headers?.values(MSG_ID_HEADER, Match.IgnoreCase) ?? [];
@@ -89,7 +95,7 @@ function single(seq: number, headers: MsgHdrs | undefined, name: string): string
   const values = headers?.values(name, Match.IgnoreCase) ?? [];
   if (values.length !== 1)
     throw new ReplicaError(
-      'BAD_HEADER',
+      'HEAPLESS_ERR_REPLICA_BAD_HEADER',
       values.length === 0
         ? `message ${seq}: no ${name} header`
         : `message ${seq}: ${values.length} ${name} headers, one is expected`,

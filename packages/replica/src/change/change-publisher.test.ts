@@ -24,9 +24,11 @@ describe('change streams', () => {
     const other = ensureChangeStream(servers.nc, { name: 'created', duplicateWindowMs: 30_000, storage: 'memory' });
     await expect(other).rejects.toThrow(/dedup window of 60000 ms, not 30000 ms; file storage, not memory/);
     expect(await rejectionCode(ensureChangeStream(servers.nc, { name: 'created', subject: 'other.subject' }))).toBe(
-      'STREAM_MISMATCH',
+      'HEAPLESS_ERR_REPLICA_STREAM_MISMATCH',
     );
-    expect(await rejectionCode(verifyChangeStream(servers.nc, { name: 'created' }))).toBe('STREAM_MISMATCH');
+    expect(await rejectionCode(verifyChangeStream(servers.nc, { name: 'created' }))).toBe(
+      'HEAPLESS_ERR_REPLICA_STREAM_MISMATCH',
+    );
     // Nothing was changed on the way.
     const info = await (await jetstreamManager(servers.nc)).streams.info('created');
     expect(info.config.duplicate_window).toBe(60_000 * 1e6);
@@ -34,10 +36,18 @@ describe('change streams', () => {
   });
 
   it('reports a missing stream, bad names and a replica count a single server cannot hold', async () => {
-    expect(await rejectionCode(verifyChangeStream(servers.nc, { name: 'missing' }))).toBe('STREAM_NOT_FOUND');
-    expect(await rejectionCode(readStreamPosition(servers.nc, 'missing'))).toBe('STREAM_NOT_FOUND');
-    expect(await rejectionCode(ensureChangeStream(servers.nc, { name: 'a.b' }))).toBe('INVALID_ARGUMENT');
-    expect(await rejectionCode(ensureChangeStream(servers.nc, { name: 'r3', replicas: 3 }))).toBe('NATS_ERROR');
+    expect(await rejectionCode(verifyChangeStream(servers.nc, { name: 'missing' }))).toBe(
+      'HEAPLESS_ERR_REPLICA_STREAM_NOT_FOUND',
+    );
+    expect(await rejectionCode(readStreamPosition(servers.nc, 'missing'))).toBe(
+      'HEAPLESS_ERR_REPLICA_STREAM_NOT_FOUND',
+    );
+    expect(await rejectionCode(ensureChangeStream(servers.nc, { name: 'a.b' }))).toBe(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+    );
+    expect(await rejectionCode(ensureChangeStream(servers.nc, { name: 'r3', replicas: 3 }))).toBe(
+      'HEAPLESS_ERR_REPLICA_NATS_ERROR',
+    );
   });
 
   it('tells a follower whether its next message was purged, and its lag', async () => {
@@ -115,21 +125,21 @@ describe('ChangePublisher', () => {
     });
     // max_payload is 1 MiB by default: a value of 1 MiB cannot fit with its headers.
     expect(await rejectionCode(publisher.publish([setChange('big', new Uint8Array(1024 * 1024))]))).toBe(
-      'MESSAGE_TOO_LARGE',
+      'HEAPLESS_ERR_REPLICA_MESSAGE_TOO_LARGE',
     );
-    expect(await rejectionCode(publisher.publish([]))).toBe('TOO_MANY_CHANGES');
+    expect(await rejectionCode(publisher.publish([]))).toBe('HEAPLESS_ERR_REPLICA_TOO_MANY_CHANGES');
     expect(await rejectionCode(publisher.publish([deleteChange('k')], { msgId: 'has space' }))).toBe(
-      'INVALID_ARGUMENT',
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
     );
     expect((await readStreamPosition(servers.nc, 'refused')).lastSeq).toBe(0);
     expect(() => new ChangePublisher(servers.nc, { stream: 'refused', schema: 'bad schema' })).toThrow(ReplicaError);
     publisher.close();
-    expect(await rejectionCode(publisher.publish([deleteChange('k')]))).toBe('CLOSED');
+    expect(await rejectionCode(publisher.publish([deleteChange('k')]))).toBe('HEAPLESS_ERR_REPLICA_CLOSED');
   });
 
   it('fails with UNAVAILABLE when no stream takes the subject', async () => {
     const publisher = new ChangePublisher(servers.nc, { stream: 'nostream', schema: 's1', timeoutMs: 300 });
-    expect(await rejectionCode(publisher.publish([deleteChange('k')]))).toBe('UNAVAILABLE');
+    expect(await rejectionCode(publisher.publish([deleteChange('k')]))).toBe('HEAPLESS_ERR_REPLICA_UNAVAILABLE');
   });
 
   it('fails with UNAVAILABLE within its timeout while the server is down, and works again once it is back', async () => {
@@ -140,7 +150,7 @@ describe('ChangePublisher', () => {
     await node.stop();
     const err = await publisher.publish([setChange('k', value(2))], { msgId: 'during' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReplicaError);
-    expect((err as ReplicaError).code).toBe('UNAVAILABLE');
+    expect((err as ReplicaError).code).toBe('HEAPLESS_ERR_REPLICA_UNAVAILABLE');
     expect((err as ReplicaError).message).toMatch(/publish during to outage within 500 ms/);
     await node.start();
     // The same write retried with its id, as a caller does after UNAVAILABLE, is stored once.

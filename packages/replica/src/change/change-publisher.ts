@@ -96,7 +96,7 @@ export class ChangePublisher {
    * the same id), CLOSED (this publisher or the connection was closed), NATS_ERROR.
    */
   async publish(changes: readonly WriteOp[], options: { msgId?: string } = {}): Promise<PublishAck> {
-    if (this.closed) throw new ReplicaError('CLOSED', 'the publisher is closed');
+    if (this.closed) throw new ReplicaError('HEAPLESS_ERR_REPLICA_CLOSED', 'the publisher is closed');
     const msgId = options.msgId === undefined ? nuid.next() : checkMsgId(options.msgId);
     const payload = encodeChanges(changes, this.limits);
     this.checkSize(payload.length, msgId);
@@ -122,7 +122,8 @@ export class ChangePublisher {
       // Never undefined: nothing stops the loop but a success or a failure.
       return { seq: ack!.seq, duplicate: ack!.duplicate, msgId };
     } catch (err) {
-      if (this.nc.isClosed()) throw new ReplicaError('CLOSED', `${what}: the connection is closed`, { cause: err });
+      if (this.nc.isClosed())
+        throw new ReplicaError('HEAPLESS_ERR_REPLICA_CLOSED', `${what}: the connection is closed`, { cause: err });
       throw replicaErrorOf(err, `${what} within ${this.timeoutMs} ms`);
     }
   }
@@ -149,7 +150,7 @@ export class ChangePublisher {
       2;
     if (payloadBytes + headerBytes > max)
       throw new ReplicaError(
-        'MESSAGE_TOO_LARGE',
+        'HEAPLESS_ERR_REPLICA_MESSAGE_TOO_LARGE',
         `a message of ${payloadBytes + headerBytes} bytes, the server takes at most ${max} (max_payload)`,
       );
   }

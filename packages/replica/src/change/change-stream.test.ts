@@ -43,10 +43,10 @@ describe('resumeFrom', () => {
       }
     };
     expect(assertResumable(stream(1, 10, 10), 3)).toBe(7);
-    expect(code(() => assertResumable(stream(5, 10, 6), 3))).toBe('POSITION_PURGED');
-    expect(code(() => assertResumable(stream(1, 10, 10), 11))).toBe('POSITION_AHEAD');
-    expect(code(() => resumeFrom(stream(1, 10, 10), -1))).toBe('INVALID_ARGUMENT');
-    expect(code(() => resumeFrom(stream(1, 10, 10), 1.5))).toBe('INVALID_ARGUMENT');
+    expect(code(() => assertResumable(stream(5, 10, 6), 3))).toBe('HEAPLESS_ERR_REPLICA_POSITION_PURGED');
+    expect(code(() => assertResumable(stream(1, 10, 10), 11))).toBe('HEAPLESS_ERR_REPLICA_POSITION_AHEAD');
+    expect(code(() => resumeFrom(stream(1, 10, 10), -1))).toBe('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT');
+    expect(code(() => resumeFrom(stream(1, 10, 10), 1.5))).toBe('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT');
     expect(() => assertResumable(stream(5, 10, 6), 3)).toThrow(ReplicaError);
   });
 });

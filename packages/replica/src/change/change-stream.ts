@@ -113,11 +113,11 @@ export function assertResumable(stream: StreamPosition, position: number): numbe
   if (check.ok) return check.lag;
   if (check.reason === 'purged')
     throw new ReplicaError(
-      'POSITION_PURGED',
+      'HEAPLESS_ERR_REPLICA_POSITION_PURGED',
       `stream ${stream.stream} begins at ${stream.firstSeq} (${stream.messages} messages held): message ${position + 1} is gone`,
     );
   throw new ReplicaError(
-    'POSITION_AHEAD',
+    'HEAPLESS_ERR_REPLICA_POSITION_AHEAD',
     `stream ${stream.stream} ends at ${stream.lastSeq}, before position ${position}: another or a recreated stream`,
   );
 }
@@ -125,7 +125,10 @@ export function assertResumable(stream: StreamPosition, position: number): numbe
 /** Throws INVALID_ARGUMENT unless `position` is a stream position (a non-negative safe integer). */
 export function checkPosition(position: number): void {
   if (!Number.isSafeInteger(position) || position < 0)
-    throw new ReplicaError('INVALID_ARGUMENT', `a position is a non-negative integer, got ${position}`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+      `a position is a non-negative integer, got ${position}`,
+    );
 }
 
 /** A manager without its start-up request: a missing JetStream shows in the first real request instead. */
@@ -147,13 +150,22 @@ function streamConfig(options: ChangeStreamOptions): Partial<StreamConfig> & { n
   const subject = options.subject ?? changeSubject(name);
   const replicas = options.replicas ?? 1;
   if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5)
-    throw new ReplicaError('INVALID_ARGUMENT', `replicas must be 1 to 5 (JetStream's limit), got ${replicas}`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+      `replicas must be 1 to 5 (JetStream's limit), got ${replicas}`,
+    );
   const windowMs = options.duplicateWindowMs ?? 120_000;
   if (!Number.isSafeInteger(windowMs) || windowMs < 1)
-    throw new ReplicaError('INVALID_ARGUMENT', `duplicateWindowMs must be a positive integer, got ${windowMs}`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+      `duplicateWindowMs must be a positive integer, got ${windowMs}`,
+    );
   const maxAgeMs = options.maxAgeMs ?? 0;
   if (!Number.isSafeInteger(maxAgeMs) || maxAgeMs < 0)
-    throw new ReplicaError('INVALID_ARGUMENT', `maxAgeMs must be 0 or a positive integer, got ${maxAgeMs}`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+      `maxAgeMs must be 0 or a positive integer, got ${maxAgeMs}`,
+    );
   return {
     name,
     subjects: [subject],
@@ -182,7 +194,10 @@ function checkConfig(found: StreamInfo, wanted: Partial<StreamConfig>): StreamIn
   if (c.storage !== wanted.storage) differences.push(`${c.storage} storage, not ${wanted.storage}`);
   if (c.retention !== RetentionPolicy.Limits) differences.push(`${c.retention} retention, not limits`);
   if (differences.length > 0)
-    throw new ReplicaError('STREAM_MISMATCH', `stream ${c.name} exists with ${differences.join('; ')}`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_STREAM_MISMATCH',
+      `stream ${c.name} exists with ${differences.join('; ')}`,
+    );
   return found;
 }
 

@@ -40,7 +40,8 @@ export interface LocalFile {
  */
 export async function listFiles(dir: string): Promise<LocalFile[]> {
   const top = await lstat(dir).catch(() => undefined);
-  if (top === undefined || !top.isDirectory()) throw new ReplicaError('INVALID_ARGUMENT', `${dir} is not a directory`);
+  if (top === undefined || !top.isDirectory())
+    throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', `${dir} is not a directory`);
   const out: LocalFile[] = [];
   const walk = async (absolute: string, prefix: string) => {
     for (const entry of await readdir(absolute, { withFileTypes: true })) {
@@ -48,7 +49,7 @@ export async function listFiles(dir: string): Promise<LocalFile[]> {
       const child = join(absolute, entry.name);
       if (entry.isDirectory()) await walk(child, `${path}/`);
       else if (entry.isFile()) out.push({ path, absolute: child, size: (await lstat(child)).size });
-      else throw new ReplicaError('INVALID_ARGUMENT', `${child} is neither a file nor a folder`);
+      else throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', `${child} is neither a file nor a folder`);
     }
   };
   await walk(dir, '');
@@ -147,7 +148,10 @@ export async function writeChecked(
     const put = async (value: Uint8Array): Promise<void> => {
       size += value.length;
       if (size > expected.size)
-        throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: more than the ${expected.size} bytes of the manifest`);
+        throw new ReplicaError(
+          'HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT',
+          `${what}: more than the ${expected.size} bytes of the manifest`,
+        );
       hash?.update(value);
       options.check?.push(value);
       await file.append(value);
@@ -161,11 +165,17 @@ export async function writeChecked(
     }
     decoder?.end();
     if (size !== expected.size)
-      throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: ${size} bytes, the manifest says ${expected.size}`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT',
+        `${what}: ${size} bytes, the manifest says ${expected.size}`,
+      );
     await file.end();
     const digest = hash?.digest('hex');
     if (digest !== undefined && digest !== expected.sha256)
-      throw new ReplicaError('CHECKPOINT_CORRUPT', `${what}: SHA-256 ${digest}, the manifest says ${expected.sha256}`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT',
+        `${what}: SHA-256 ${digest}, the manifest says ${expected.sha256}`,
+      );
     if (sync) await file.sync();
     return { direct: file.direct };
   } catch (err) {
@@ -387,7 +397,10 @@ async function readWithin(
 ): Promise<ReadableStreamReadResult<Uint8Array>> {
   let timer: NodeJS.Timeout | undefined;
   const idle = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ReplicaError('UNAVAILABLE', `${what}: no data for ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => reject(new ReplicaError('HEAPLESS_ERR_REPLICA_UNAVAILABLE', `${what}: no data for ${ms} ms`)),
+      ms,
+    );
   });
   try {
     return await Promise.race([reader.read(), idle]);

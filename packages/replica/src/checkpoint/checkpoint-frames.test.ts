@@ -50,7 +50,7 @@ function corruptMessage(stored: Uint8Array): string {
     decoder.end();
   } catch (err) {
     expect(err).toBeInstanceOf(ReplicaError);
-    expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+    expect((err as ReplicaError).code).toBe('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT');
     return (err as ReplicaError).message;
   }
   throw new Error('expected CHECKPOINT_CORRUPT');
@@ -238,7 +238,7 @@ describe('writeChecked of lz4-frames', () => {
           hash: true,
           frames: true,
         });
-        await expect(written).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT' });
+        await expect(written).rejects.toMatchObject({ code: 'HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT' });
       }
     });
   });
@@ -368,7 +368,7 @@ describe('writeChecked around the page cache (direct)', () => {
         hash: false,
         direct: true,
       });
-      await expect(written).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT' });
+      await expect(written).rejects.toMatchObject({ code: 'HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT' });
     });
   });
 });

@@ -184,7 +184,10 @@ export class FrameDecoder {
   }
 
   private corrupt(why: string): ReplicaError {
-    return new ReplicaError('CHECKPOINT_CORRUPT', `${this.what}: ${why}, at stored byte ${this.offset}`);
+    return new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT',
+      `${this.what}: ${why}, at stored byte ${this.offset}`,
+    );
   }
 }
 

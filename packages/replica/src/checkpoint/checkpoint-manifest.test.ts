@@ -32,7 +32,7 @@ function corrupt(manifest: unknown): string {
     decodeManifest(Buffer.from(JSON.stringify(manifest)), where);
   } catch (err) {
     expect(err).toBeInstanceOf(ReplicaError);
-    expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+    expect((err as ReplicaError).code).toBe('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT');
     return (err as ReplicaError).message;
   }
   throw new Error('expected CHECKPOINT_CORRUPT');

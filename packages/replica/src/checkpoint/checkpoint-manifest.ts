@@ -105,7 +105,8 @@ export function encodeManifest(manifest: CheckpointManifest): Uint8Array {
  */
 export function decodeManifest(bytes: Uint8Array, expected: { schema: string; id: string }): CheckpointManifest {
   const where = manifestObject(expected.schema, expected.id);
-  const corrupt = (why: string) => new ReplicaError('CHECKPOINT_CORRUPT', `manifest ${where}: ${why}`);
+  const corrupt = (why: string) =>
+    new ReplicaError('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT', `manifest ${where}: ${why}`);
   if (bytes.length > MAX_MANIFEST_BYTES) throw corrupt(`${bytes.length} bytes, a manifest has at most 4 MiB`);
   let raw: unknown;
   try {

@@ -182,10 +182,10 @@ describe('CheckpointStore', () => {
     const left = (await (await raw('listing')).list()).map((o) => o.name);
     expect(left.filter((name) => name.includes(oldest!.id))).toEqual([]);
     expect(await store.prune('b', 1)).toEqual([]);
-    expect(await rejectionCode(store.prune('a', 0))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.prune('a', 0))).toBe('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT');
     // A checkpoint listed, then deleted by another publisher's prune, is skipped by a walk over the list.
     expect(await store.manifestIfPresent(oldest!)).toBeUndefined();
-    expect(await rejectionCode(store.manifest(oldest!))).toBe('CHECKPOINT_NOT_FOUND');
+    expect(await rejectionCode(store.manifest(oldest!))).toBe('HEAPLESS_ERR_REPLICA_CHECKPOINT_NOT_FOUND');
     for (const position of [40, 50]) await store.upload(dir, { schema: 'a', position, stream: 's' });
     const listed = await store.list('a');
     expect(await store.prune('a', 1, { stream: 's' })).toHaveLength(1);
@@ -220,7 +220,7 @@ describe('CheckpointStore', () => {
     const dest = join(work, 'dest');
     const expectCorrupt = async (message: RegExp) => {
       const err = await store.download(manifest, dest).catch((e: unknown) => e as ReplicaError);
-      expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+      expect((err as ReplicaError).code).toBe('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT');
       expect((err as ReplicaError).message).toMatch(message);
       nothingInstalled(dest);
     };
@@ -260,7 +260,7 @@ describe('CheckpointStore', () => {
     const dest = join(work, 'dest');
     const err = await store.download(manifest, dest).catch((e: unknown) => e as ReplicaError);
     expect(err).toBeInstanceOf(ReplicaError);
-    expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+    expect((err as ReplicaError).code).toBe('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT');
     expect((err as ReplicaError).message).toMatch(/000001\.sst: SHA-256 [0-9a-f]{64} stored, the manifest says/);
     nothingInstalled(dest);
   });
@@ -273,7 +273,7 @@ describe('CheckpointStore', () => {
     await jetstream(servers.nc).publish(`$O.chunks.C.${info!.nuid}`, randomBytes(100));
     const dest = join(work, 'dest');
     const grown = await store.download(manifest, dest).catch((e: unknown) => e as ReplicaError);
-    expect((grown as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+    expect((grown as ReplicaError).code).toBe('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT');
     expect((grown as ReplicaError).message).toMatch(/level-1\/000002\.sst: /);
     nothingInstalled(dest);
 
@@ -281,7 +281,7 @@ describe('CheckpointStore', () => {
     const other = await store.upload(sourceDir('other'), { schema: 's', position: 2 });
     await objects.delete(`checkpoints/s/${other.id}/files/empty.log`);
     const err = await store.download(other, dest).catch((e: unknown) => e as ReplicaError);
-    expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+    expect((err as ReplicaError).code).toBe('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT');
     expect((err as ReplicaError).message).toMatch(/empty\.log: the manifest names it, it is missing/);
     nothingInstalled(dest);
   });
@@ -292,7 +292,7 @@ describe('CheckpointStore', () => {
     const id = '0000000000000009-hostile';
     await objects.putBlob({ name: `checkpoints/s/${id}/manifest.json` }, Buffer.from('{"format": 1, "id":'));
     expect((await store.newest('s'))?.id).toBe(id);
-    expect(await rejectionCode(store.manifest({ schema: 's', id }))).toBe('CHECKPOINT_CORRUPT');
+    expect(await rejectionCode(store.manifest({ schema: 's', id }))).toBe('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT');
 
     const outside = {
       format: 1,
@@ -307,7 +307,7 @@ describe('CheckpointStore', () => {
     await objects.putBlob({ name: `checkpoints/s/${id}/files/../escaped` }, Buffer.from('bad'));
     const dest = join(work, 'dest');
     const err = await store.download({ schema: 's', id }, dest).catch((e: unknown) => e as ReplicaError);
-    expect((err as ReplicaError).code).toBe('CHECKPOINT_CORRUPT');
+    expect((err as ReplicaError).code).toBe('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT');
     expect((err as ReplicaError).message).toMatch(/unsafe path "\.\.\/escaped"/);
     expect(existsSync(join(work, 'escaped'))).toBe(false);
     nothingInstalled(dest);
@@ -341,20 +341,28 @@ describe('CheckpointStore', () => {
     const dir = sourceDir('src');
     const manifest = await store.upload(dir, { schema: 's', position: 3 });
     mkdirSync(join(work, 'exists'));
-    expect(await rejectionCode(store.download(manifest, join(work, 'exists')))).toBe('INVALID_ARGUMENT');
-    expect(await rejectionCode(store.download(manifest, join(work, 'no', 'parent')))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.download(manifest, join(work, 'exists')))).toBe(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+    );
+    expect(await rejectionCode(store.download(manifest, join(work, 'no', 'parent')))).toBe(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+    );
     expect(await rejectionCode(store.download({ schema: 's', id: '0000000000000003-nothing' }, join(work, 'd')))).toBe(
-      'CHECKPOINT_NOT_FOUND',
+      'HEAPLESS_ERR_REPLICA_CHECKPOINT_NOT_FOUND',
     );
     expect(await rejectionCode(store.upload(join(work, 'missing'), { schema: 's', position: 1 }))).toBe(
-      'INVALID_ARGUMENT',
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
     );
-    expect(await rejectionCode(store.upload(dir, { schema: 'bad schema', position: 1 }))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.upload(dir, { schema: 'bad schema', position: 1 }))).toBe(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+    );
     symlinkSync(join(dir, 'empty.log'), join(dir, 'link'));
-    expect(await rejectionCode(store.upload(dir, { schema: 's', position: 4 }))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.upload(dir, { schema: 's', position: 4 }))).toBe(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+    );
     expect((await store.list('s')).map((c) => c.position)).toEqual([3]);
     expect(await rejectionCode(CheckpointStore.open(servers.nc, { bucket: 'absent', create: false }))).toBe(
-      'CHECKPOINT_NOT_FOUND',
+      'HEAPLESS_ERR_REPLICA_CHECKPOINT_NOT_FOUND',
     );
   });
 });

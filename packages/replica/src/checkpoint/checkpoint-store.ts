@@ -111,7 +111,8 @@ export class CheckpointStore {
       return new CheckpointStore(store, bucket, timeoutMs, nc);
     } catch (err) {
       const mapped = replicaErrorOf(err, `bucket ${bucket}`);
-      if (mapped.code === 'STREAM_NOT_FOUND') throw new ReplicaError('CHECKPOINT_NOT_FOUND', mapped.message);
+      if (mapped.code === 'HEAPLESS_ERR_REPLICA_STREAM_NOT_FOUND')
+        throw new ReplicaError('HEAPLESS_ERR_REPLICA_CHECKPOINT_NOT_FOUND', mapped.message);
       throw mapped;
     }
   }
@@ -129,7 +130,10 @@ export class CheckpointStore {
     if (options.stream !== undefined) checkName('a stream name', options.stream);
     const compression = options.compression ?? 'lz4';
     if (compression !== 'lz4' && compression !== 'none')
-      throw new ReplicaError('INVALID_ARGUMENT', `compression must be lz4 or none, got ${String(compression)}`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+        `compression must be lz4 or none, got ${String(compression)}`,
+      );
     const id = checkpointId(options.position, nuid.next());
     const local = await listFiles(dir);
     const files: CheckpointFile[] = [];
@@ -148,7 +152,10 @@ export class CheckpointStore {
           written.stored(stored);
           const { size, sha256 } = read.result();
           if (size !== file.size)
-            throw new ReplicaError('INVALID_ARGUMENT', `${file.absolute} changed during the upload`);
+            throw new ReplicaError(
+              'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+              `${file.absolute} changed during the upload`,
+            );
           files.push(
             encoder === undefined
               ? { path: file.path, size, sha256 }
@@ -217,7 +224,8 @@ export class CheckpointStore {
     } catch (err) {
       throw this.readError(err, name);
     }
-    if (bytes === null) throw new ReplicaError('CHECKPOINT_NOT_FOUND', `no checkpoint ${name} in ${this.bucket}`);
+    if (bytes === null)
+      throw new ReplicaError('HEAPLESS_ERR_REPLICA_CHECKPOINT_NOT_FOUND', `no checkpoint ${name} in ${this.bucket}`);
     return decodeManifest(bytes, checkpoint);
   }
 
@@ -229,7 +237,7 @@ export class CheckpointStore {
     try {
       return await this.manifest(checkpoint);
     } catch (err) {
-      if (err instanceof ReplicaError && err.code === 'CHECKPOINT_NOT_FOUND') return undefined;
+      if (err instanceof ReplicaError && err.code === 'HEAPLESS_ERR_REPLICA_CHECKPOINT_NOT_FOUND') return undefined;
       throw err;
     }
   }
@@ -255,9 +263,13 @@ export class CheckpointStore {
     dest: string,
     options: { mapImage?: string } = {},
   ): Promise<DownloadedCheckpoint> {
-    if (await exists(dest)) throw new ReplicaError('INVALID_ARGUMENT', `${dest} exists: a download makes it`);
+    if (await exists(dest))
+      throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', `${dest} exists: a download makes it`);
     if (!(await exists(dirname(dest))))
-      throw new ReplicaError('INVALID_ARGUMENT', `${dirname(dest)}, the folder of ${dest}, does not exist`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+        `${dirname(dest)}, the folder of ${dest}, does not exist`,
+      );
     const manifest = await this.manifest(checkpoint);
     const partial = join(dirname(dest), `.${manifest.id}.partial-${nuid.next()}`);
     let verifiedImage: VerifiedImage | undefined;
@@ -291,7 +303,7 @@ export class CheckpointStore {
    */
   async prune(schema: string, keep: number, options: { stream?: string } = {}): Promise<string[]> {
     if (!Number.isSafeInteger(keep) || keep < 1)
-      throw new ReplicaError('INVALID_ARGUMENT', `keep must be a positive integer, got ${keep}`);
+      throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', `keep must be a positive integer, got ${keep}`);
     let candidates = await this.list(schema);
     if (options.stream !== undefined) {
       const ofStream: CheckpointSummary[] = [];
@@ -319,7 +331,11 @@ export class CheckpointStore {
     } catch (err) {
       throw this.readError(err, name);
     }
-    if (result === null) throw new ReplicaError('CHECKPOINT_CORRUPT', `${name}: the manifest names it, it is missing`);
+    if (result === null)
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT',
+        `${name}: the manifest names it, it is missing`,
+      );
     const stored = file.storedSize ?? file.size;
     // The object store checks the bytes it sends against the object's SHA-256 (and fails the stream if they
     // differ); that digest must be the manifest's, which pins the object. Decoded bytes are hashed once more, as
@@ -334,7 +350,7 @@ export class CheckpointStore {
           : undefined;
     if (mismatch !== undefined) {
       await result.data.cancel().catch(() => {});
-      throw new ReplicaError('CHECKPOINT_CORRUPT', `${name}: ${mismatch}`);
+      throw new ReplicaError('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT', `${name}: ${mismatch}`);
     }
     const absolute = join(into, ...file.path.split('/'));
     await mkdir(dirname(absolute), { recursive: true });
@@ -355,7 +371,7 @@ export class CheckpointStore {
   private readError(err: unknown, name: string): ReplicaError {
     // nats.js says so only in the message of a plain Error, at the end of an object whose chunks differ.
     if (err instanceof Error && !(err instanceof ReplicaError) && /digests do not match|corrupt/.test(err.message))
-      return new ReplicaError('CHECKPOINT_CORRUPT', `${name}: ${err.message}`, { cause: err });
+      return new ReplicaError('HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT', `${name}: ${err.message}`, { cause: err });
     return replicaErrorOf(err, `reading ${name} from ${this.bucket}`);
   }
 
@@ -385,7 +401,8 @@ export class CheckpointStore {
       stored.stored(info);
     }
     const failure = await stored.purge();
-    if (failure !== undefined) throw new ReplicaError('NATS_ERROR', `removing checkpoint ${c.id}: ${failure}`);
+    if (failure !== undefined)
+      throw new ReplicaError('HEAPLESS_ERR_REPLICA_NATS_ERROR', `removing checkpoint ${c.id}: ${failure}`);
   }
 }
 

@@ -65,7 +65,9 @@ it('loses no acknowledged write when a node is killed, serves reads with the clu
   expect(Buffer.from(a.map.getBytes(someKey)!).equals(Buffer.from(someValue))).toBe(true);
   expect(b.map.size).toBe(a.map.size);
   const publisher = new ChangePublisher(servers.nc, { stream, schema: 'v1', timeoutMs: 1_000 });
-  expect(await rejectionCode(publisher.publish([setChange('lost', new Uint8Array([1]))]))).toBe('UNAVAILABLE');
+  expect(await rejectionCode(publisher.publish([setChange('lost', new Uint8Array([1]))]))).toBe(
+    'HEAPLESS_ERR_REPLICA_UNAVAILABLE',
+  );
   expect(a.status().caughtUp).toBe(false);
   expect(a.position).toBe(before);
 

@@ -46,12 +46,18 @@ export function readFollowerState(map: OffHeapMap<string, unknown>): FollowerSta
     try {
       return decoder.decode(bytes);
     } catch {
-      throw new ReplicaError('INVALID_ARGUMENT', `metadata ${name} is not UTF-8: not a follower's data`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+        `metadata ${name} is not UTF-8: not a follower's data`,
+      );
     }
   };
   const position = text(META_POSITION);
   if (position !== undefined && !/^(0|[1-9][0-9]{0,15})$/.test(position))
-    throw new ReplicaError('INVALID_ARGUMENT', `metadata ${META_POSITION} is '${position}', not a stream position`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+      `metadata ${META_POSITION} is '${position}', not a stream position`,
+    );
   return {
     position: position === undefined ? undefined : Number(position),
     schema: text(META_SCHEMA),

@@ -41,11 +41,11 @@ export async function openFollowerData(settings: FollowerSettings): Promise<Open
     const local = map === undefined ? emptyState() : readFollowerState(map);
     if (map !== undefined && local.position === undefined && map.size > 0)
       throw new ReplicaError(
-        'INVALID_ARGUMENT',
+        'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
         `${options.dir} holds ${map.size} records and no follower position: not a follower's data directory`,
       );
     const streamPosition = await asking.catch((err: unknown) => {
-      if (isReplicaError(err, 'UNAVAILABLE') && local.position !== undefined) return undefined;
+      if (isReplicaError(err, 'HEAPLESS_ERR_REPLICA_UNAVAILABLE') && local.position !== undefined) return undefined;
       throw err;
     });
     const facts = {
@@ -144,7 +144,7 @@ export async function openLocalFollowerData(options: LocalDataOptions): Promise<
     if (local.position === undefined) {
       if (map.size > 0)
         throw new ReplicaError(
-          'INVALID_ARGUMENT',
+          'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
           `${dir} holds ${map.size} records and no follower position: not a follower's data directory`,
         );
       throw noLocalData(`${dir} holds no follower data`);
@@ -167,12 +167,18 @@ async function takeOver(
   const { stream, schema } = settings;
   const local = readFollowerState(map);
   if (local.position === undefined)
-    throw new ReplicaError('INVALID_ARGUMENT', `the local map of ${settings.dir} holds no follower position`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+      `the local map of ${settings.dir} holds no follower position`,
+    );
   const mismatch = localMismatch(local, stream, schema);
   if (mismatch !== undefined)
-    throw new ReplicaError('INVALID_ARGUMENT', `the local map of ${settings.dir} holds ${mismatch}`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+      `the local map of ${settings.dir} holds ${mismatch}`,
+    );
   const streamPosition = await readStreamPosition(settings.nc, stream).catch((err: unknown) => {
-    if (isReplicaError(err, 'UNAVAILABLE')) return undefined; // the follower's reader waits for NATS
+    if (isReplicaError(err, 'HEAPLESS_ERR_REPLICA_UNAVAILABLE')) return undefined; // the follower's reader waits for NATS
     throw err;
   });
   if (streamPosition !== undefined) checkTakeOver(streamPosition, local.position);
@@ -218,5 +224,8 @@ function resumeStart(map: OffHeapMap<string, unknown>, position: number, started
 }
 
 function noLocalData(why: string): ReplicaError {
-  return new ReplicaError('UNAVAILABLE', `no local data to serve while NATS cannot be reached: ${why}`);
+  return new ReplicaError(
+    'HEAPLESS_ERR_REPLICA_UNAVAILABLE',
+    `no local data to serve while NATS cannot be reached: ${why}`,
+  );
 }

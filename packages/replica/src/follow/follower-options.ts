@@ -125,7 +125,10 @@ export function followerSettings(options: FollowerOptions): FollowerSettings {
   if (options.checkpointEvery !== undefined) {
     positive('checkpointEvery', options.checkpointEvery);
     if (options.checkpoints === undefined)
-      throw new ReplicaError('INVALID_ARGUMENT', 'checkpointEvery needs a checkpoint store (checkpoints)');
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+        'checkpointEvery needs a checkpoint store (checkpoints)',
+      );
   }
   return {
     ...options,
@@ -137,12 +140,12 @@ export function followerSettings(options: FollowerOptions): FollowerSettings {
 
 function positive(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v < 1)
-    throw new ReplicaError('INVALID_ARGUMENT', `${name} must be a positive integer, got ${v}`);
+    throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', `${name} must be a positive integer, got ${v}`);
   return v;
 }
 
 function nonNegative(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v < 0)
-    throw new ReplicaError('INVALID_ARGUMENT', `${name} must be a non-negative integer, got ${v}`);
+    throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', `${name} must be a non-negative integer, got ${v}`);
   return v;
 }

@@ -258,7 +258,9 @@ describe('Follower', () => {
     await stale.close();
     await w2.write(20);
     await jsm.streams.purge(bare, { seq: w2.lastSeq });
-    expect(await rejectionCode(follow('purged-bare', bare, { checkpoints: undefined }))).toBe('POSITION_PURGED');
+    expect(await rejectionCode(follow('purged-bare', bare, { checkpoints: undefined }))).toBe(
+      'HEAPLESS_ERR_REPLICA_POSITION_PURGED',
+    );
     const kept = await OffHeapMap.open<string, unknown>({ dir: join(work, 'purged-bare') });
     expect(new TextDecoder().decode(kept.meta.get(META_POSITION))).toBe('20');
     await kept.close();
@@ -333,7 +335,7 @@ describe('Follower', () => {
     flaky.upload = async (...args: Parameters<typeof upload>) => {
       if (failures < 2) {
         failures++;
-        throw new ReplicaError('UNAVAILABLE', 'object store unreachable (test)');
+        throw new ReplicaError('HEAPLESS_ERR_REPLICA_UNAVAILABLE', 'object store unreachable (test)');
       }
       return upload(...args);
     };
@@ -360,17 +362,17 @@ describe('Follower', () => {
     const other = new ModelWriter(servers.nc, stream, 'v9', 20, 41);
     await other.write(1);
     const bad = other.lastSeq;
-    await expect(f.waitFor(bad)).rejects.toMatchObject({ code: 'SCHEMA_MISMATCH' });
+    await expect(f.waitFor(bad)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_REPLICA_SCHEMA_MISMATCH' });
     expect(f.position).toBe(bad - 1);
     // The failure carries its stable code, in the status and in the log.
-    const failure = expect.stringMatching(/^SCHEMA_MISMATCH: message \d+ has schema 'v9'/);
+    const failure = expect.stringMatching(/^HEAPLESS_ERR_REPLICA_SCHEMA_MISMATCH: message \d+ has schema 'v9'/);
     expect(f.status()).toMatchObject({ caughtUp: false, failure });
     expect(warnings).toContainEqual({ details: { err: failure, position: bad - 1 }, msg: 'follower stopped' });
     expect(mapHex(f.map)).toEqual(modelHex(writer.model)); // still readable, as of the last message applied
     await f.close();
     // A restart stops at the same message again: it is never skipped.
     const again = await follow('stopped', stream);
-    await expect(again.waitFor(bad)).rejects.toMatchObject({ code: 'SCHEMA_MISMATCH' });
+    await expect(again.waitFor(bad)).rejects.toMatchObject({ code: 'HEAPLESS_ERR_REPLICA_SCHEMA_MISMATCH' });
     expect(readFollowerState(again.map).position).toBe(bad - 1);
     await again.close();
   });
@@ -421,13 +423,15 @@ describe('Follower', () => {
     const held = mapHex(local.map);
     // Another schema or stream than the map's: not followed into it.
     expect(await rejectionCode(follow('handover-purged', stream, { localMap: local.map, schema: 'v2' }))).toBe(
-      'INVALID_ARGUMENT',
+      'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
     );
     await writer.write(20);
     const jsm = await jetstreamManager(servers.nc);
     await jsm.streams.purge(stream, { seq: writer.lastSeq }); // keeps only the last message
     // A checkpoint store is given, yet the map in use is not replaced by a checkpoint or dropped.
-    expect(await rejectionCode(follow('handover-purged', stream, { localMap: local.map }))).toBe('POSITION_PURGED');
+    expect(await rejectionCode(follow('handover-purged', stream, { localMap: local.map }))).toBe(
+      'HEAPLESS_ERR_REPLICA_POSITION_PURGED',
+    );
     expect(mapHex(local.map)).toEqual(held);
     expect(readFollowerState(local.map).position).toBe(40);
     await local.map.close();
@@ -438,6 +442,6 @@ describe('Follower', () => {
     const other = await OffHeapMap.open<string, unknown>({ dir: join(work, 'not-a-follower') });
     other.set('x', 1);
     await other.close();
-    expect(await rejectionCode(follow('not-a-follower', stream))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(follow('not-a-follower', stream))).toBe('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT');
   });
 });

@@ -167,7 +167,7 @@ export class Follower {
     this.noteSequence(seq);
     if (this.positionNow >= seq) return Promise.resolve();
     if (this.failed !== undefined) return Promise.reject(this.failed);
-    if (this.stopping) return Promise.reject(new ReplicaError('CLOSED', 'the follower is closed'));
+    if (this.stopping) return Promise.reject(new ReplicaError('HEAPLESS_ERR_REPLICA_CLOSED', 'the follower is closed'));
     return new Promise((resolve, reject) => {
       // Thrown here, the check rejects the promise: a longer delay would fire at once.
       if (timeoutMs !== undefined) durationMs('timeoutMs', timeoutMs);
@@ -178,7 +178,7 @@ export class Follower {
               this.waiters.delete(waiter);
               reject(
                 new ReplicaError(
-                  'UNAVAILABLE',
+                  'HEAPLESS_ERR_REPLICA_UNAVAILABLE',
                   `message ${seq} is in the stream but was not applied within ${timeoutMs} ms (at ${this.positionNow})`,
                 ),
               );
@@ -204,7 +204,8 @@ export class Follower {
    */
   publishCheckpoint(): Promise<PublishedCheckpoint> {
     const store = this.options.checkpoints;
-    if (store === undefined) return Promise.reject(new ReplicaError('INVALID_ARGUMENT', 'no checkpoint store'));
+    if (store === undefined)
+      return Promise.reject(new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', 'no checkpoint store'));
     return publishMapCheckpoint(this.map, store, {
       dir: this.options.dir,
       keep: this.options.keepCheckpoints,
@@ -236,7 +237,7 @@ export class Follower {
     await this.checkpointing?.catch(() => {});
     await this.lock.catch(() => {});
     await this.durable.catch(() => {});
-    this.rejectWaiters(new ReplicaError('CLOSED', 'the follower is closed'));
+    this.rejectWaiters(new ReplicaError('HEAPLESS_ERR_REPLICA_CLOSED', 'the follower is closed'));
     await this.warming;
     await this.map.close();
   }
@@ -284,7 +285,7 @@ export class Follower {
       await retry(() => this.consume(), {
         backoff: this.restarts,
         stopped: () => this.stopping || this.failed !== undefined,
-        retryable: (err) => isReplicaError(err, 'UNAVAILABLE'),
+        retryable: (err) => isReplicaError(err, 'HEAPLESS_ERR_REPLICA_UNAVAILABLE'),
         onRetry: (err) => this.options.log?.warn({ err: describeError(err) }, 'NATS unreachable: retrying'),
       });
     } catch (err) {

@@ -127,7 +127,7 @@ export async function installCheckpoint(
     const state = readFollowerState(map);
     if (state.position !== manifest.position || state.schema !== manifest.schema)
       throw new ReplicaError(
-        'CHECKPOINT_CORRUPT',
+        'HEAPLESS_ERR_REPLICA_CHECKPOINT_CORRUPT',
         `checkpoint ${manifest.id}: its data is at position ${state.position} of schema ${state.schema}, ` +
           `its manifest says ${manifest.position} of ${manifest.schema}`,
       );

@@ -49,7 +49,7 @@ export async function publishMapCheckpoint(
 ): Promise<PublishedCheckpoint> {
   const keep = options.keep ?? DEFAULT_KEEP_CHECKPOINTS;
   if (!Number.isSafeInteger(keep) || keep < 1)
-    throw new ReplicaError('INVALID_ARGUMENT', `keep must be a positive integer, got ${keep}`);
+    throw new ReplicaError('HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT', `keep must be a positive integer, got ${keep}`);
   const copy = siblingDir(options.dir, '.checkpoint-');
   const exclusive = options.exclusive ?? ((take) => take());
   try {
@@ -63,7 +63,10 @@ export async function publishMapCheckpoint(
     });
     const checkpointMs = performance.now() - started;
     if (state.position === undefined || state.schema === undefined)
-      throw new ReplicaError('INVALID_ARGUMENT', `${options.dir} holds no follower position and schema`);
+      throw new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
+        `${options.dir} holds no follower position and schema`,
+      );
     const uploading = performance.now();
     const manifest = await store.upload(copy, {
       schema: state.schema,

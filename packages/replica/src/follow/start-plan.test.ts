@@ -80,10 +80,18 @@ describe('planStart', () => {
   });
 
   it.each([
-    ['purged, no checkpoint', { local: local(10), streamPosition: streamAt(50, 100) }, 'POSITION_PURGED'],
-    ['empty follower, stream purged, no checkpoint', { streamPosition: streamAt(50, 100) }, 'POSITION_PURGED'],
-    ['local position past the stream end', { local: local(200) }, 'POSITION_AHEAD'],
-    ['no local data, NATS unreachable', { streamPosition: undefined }, 'UNAVAILABLE'],
+    [
+      'purged, no checkpoint',
+      { local: local(10), streamPosition: streamAt(50, 100) },
+      'HEAPLESS_ERR_REPLICA_POSITION_PURGED',
+    ],
+    [
+      'empty follower, stream purged, no checkpoint',
+      { streamPosition: streamAt(50, 100) },
+      'HEAPLESS_ERR_REPLICA_POSITION_PURGED',
+    ],
+    ['local position past the stream end', { local: local(200) }, 'HEAPLESS_ERR_REPLICA_POSITION_AHEAD'],
+    ['no local data, NATS unreachable', { streamPosition: undefined }, 'HEAPLESS_ERR_REPLICA_UNAVAILABLE'],
   ] as const)('%s: %s', (_name, facts, expected) => {
     expect(code(() => plan(facts as Partial<StartFacts>))).toBe(expected);
   });

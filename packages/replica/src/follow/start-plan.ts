@@ -54,7 +54,10 @@ export function planStart(facts: StartFacts): StartPlan {
     return { kind: 'resume', position: local.position!, lag: check.lag };
   }
   if (streamPosition === undefined && reason !== 'lag')
-    throw new ReplicaError('UNAVAILABLE', `no usable local data (${reason}) and NATS cannot be reached`);
+    throw new ReplicaError(
+      'HEAPLESS_ERR_REPLICA_UNAVAILABLE',
+      `no usable local data (${reason}) and NATS cannot be reached`,
+    );
   // A checkpoint helps only if it is ahead of the local data it would replace (for a lagging follower).
   const usable = newest !== undefined && (reason !== 'lag' || newest.position > local.position!);
   if (usable) return { kind: 'checkpoint', reason, checkpointId: newest.id, position: newest.position };
@@ -94,11 +97,11 @@ function resumeError(
 ): ReplicaError {
   if (reason === 'purged')
     return new ReplicaError(
-      'POSITION_PURGED',
+      'HEAPLESS_ERR_REPLICA_POSITION_PURGED',
       `stream ${stream} begins at ${position.firstSeq}: message ${at + 1} is gone${more === '' ? '' : ` ${more}`}`,
     );
   return new ReplicaError(
-    'POSITION_AHEAD',
+    'HEAPLESS_ERR_REPLICA_POSITION_AHEAD',
     `stream ${stream} ends at ${position.lastSeq}, before the local position ${at}: another or a recreated stream`,
   );
 }

@@ -11,14 +11,14 @@ const systemError = (code: string, syscall: string) =>
 
 describe('replicaErrorOf', () => {
   it('a local file that cannot be written or read is LOCAL_IO; a socket that fails is UNAVAILABLE', async () => {
-    expect(replicaErrorOf(systemError('ENOSPC', 'write'), 'x').code).toBe('LOCAL_IO');
-    expect(replicaErrorOf(systemError('EIO', 'read'), 'x').code).toBe('LOCAL_IO');
-    expect(replicaErrorOf(systemError('EACCES', 'open'), 'x').code).toBe('LOCAL_IO');
-    expect(replicaErrorOf(systemError('EROFS', 'mkdir'), 'x').code).toBe('LOCAL_IO');
-    expect(replicaErrorOf(systemError('ECONNRESET', 'read'), 'x').code).toBe('UNAVAILABLE');
-    expect(replicaErrorOf(systemError('ECONNREFUSED', 'connect'), 'x').code).toBe('UNAVAILABLE');
-    expect(replicaErrorOf(systemError('EPIPE', 'write'), 'x').code).toBe('NATS_ERROR');
-    expect(replicaErrorOf(new Error('something else'), 'x').code).toBe('NATS_ERROR');
+    expect(replicaErrorOf(systemError('ENOSPC', 'write'), 'x').code).toBe('HEAPLESS_ERR_REPLICA_LOCAL_IO');
+    expect(replicaErrorOf(systemError('EIO', 'read'), 'x').code).toBe('HEAPLESS_ERR_REPLICA_LOCAL_IO');
+    expect(replicaErrorOf(systemError('EACCES', 'open'), 'x').code).toBe('HEAPLESS_ERR_REPLICA_LOCAL_IO');
+    expect(replicaErrorOf(systemError('EROFS', 'mkdir'), 'x').code).toBe('HEAPLESS_ERR_REPLICA_LOCAL_IO');
+    expect(replicaErrorOf(systemError('ECONNRESET', 'read'), 'x').code).toBe('HEAPLESS_ERR_REPLICA_UNAVAILABLE');
+    expect(replicaErrorOf(systemError('ECONNREFUSED', 'connect'), 'x').code).toBe('HEAPLESS_ERR_REPLICA_UNAVAILABLE');
+    expect(replicaErrorOf(systemError('EPIPE', 'write'), 'x').code).toBe('HEAPLESS_ERR_REPLICA_NATS_ERROR');
+    expect(replicaErrorOf(new Error('something else'), 'x').code).toBe('HEAPLESS_ERR_REPLICA_NATS_ERROR');
     // The errors fs really raises: a write to a file opened for reading, an open in a missing folder.
     const dir = await mkdtemp(join(tmpdir(), 'nats-errors-'));
     try {
@@ -26,11 +26,11 @@ describe('replicaErrorOf', () => {
       const handle = await open(join(dir, 'f'), 'r');
       const bad = await handle.write(Buffer.from('y')).catch((e: unknown) => e);
       await handle.close();
-      expect(replicaErrorOf(bad, 'writing').code).toBe('LOCAL_IO');
+      expect(replicaErrorOf(bad, 'writing').code).toBe('HEAPLESS_ERR_REPLICA_LOCAL_IO');
       const missing = await open(join(dir, 'no', 'f'), 'wx').catch((e: unknown) => e);
       const mapped = replicaErrorOf(missing, 'opening');
       expect(mapped).toBeInstanceOf(ReplicaError);
-      expect(mapped).toMatchObject({ code: 'LOCAL_IO', cause: missing });
+      expect(mapped).toMatchObject({ code: 'HEAPLESS_ERR_REPLICA_LOCAL_IO', cause: missing });
       expect(mapped.message).toMatch(/^opening: ENOENT/);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -19,11 +19,11 @@ import { ReplicaError } from '../errors.js';
 export function replicaErrorOf(err: unknown, context: string): ReplicaError {
   if (err instanceof ReplicaError) return err;
   const text = `${context}: ${err instanceof Error ? err.message : String(err)}`;
-  if (isUnavailable(err)) return new ReplicaError('UNAVAILABLE', text, { cause: err });
+  if (isUnavailable(err)) return new ReplicaError('HEAPLESS_ERR_REPLICA_UNAVAILABLE', text, { cause: err });
   if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound)
-    return new ReplicaError('STREAM_NOT_FOUND', text, { cause: err });
-  if (isLocalFileError(err)) return new ReplicaError('LOCAL_IO', text, { cause: err });
-  return new ReplicaError('NATS_ERROR', text, { cause: err });
+    return new ReplicaError('HEAPLESS_ERR_REPLICA_STREAM_NOT_FOUND', text, { cause: err });
+  if (isLocalFileError(err)) return new ReplicaError('HEAPLESS_ERR_REPLICA_LOCAL_IO', text, { cause: err });
+  return new ReplicaError('HEAPLESS_ERR_REPLICA_NATS_ERROR', text, { cause: err });
 }
 
 /** System calls on files only (a socket's errors come from connect, read, write and the like). */

@@ -2,7 +2,7 @@
  * The write path of a replica: a write goes to the change stream as one message (JetStream publish with a message
  * id, so a publish retried inside the publisher is stored once), and is answered once this replica's follower has
  * applied that message's sequence, so that a writer reads its own writes on the replica it wrote to. A failure
- * keeps its code where it says what is wrong with the write itself (too large); anything else is `UNAVAILABLE`
+ * keeps its code where it says what is wrong with the write itself (too large); anything else is `HEAPLESS_ERR_REPLICA_UNAVAILABLE`
  * (the log cannot be reached, or the write is not applied within the timeout).
  */
 
@@ -15,10 +15,10 @@ import type { Follower } from '../follow/follower.js';
 
 /** The codes a failed write keeps: they describe the write, which no retry mends. */
 const WRITE_CODES: ReadonlySet<ReplicaErrorCode> = new Set<ReplicaErrorCode>([
-  'MESSAGE_TOO_LARGE',
-  'TOO_MANY_CHANGES',
-  'KEY_TOO_LARGE',
-  'VALUE_TOO_LARGE',
+  'HEAPLESS_ERR_REPLICA_MESSAGE_TOO_LARGE',
+  'HEAPLESS_ERR_REPLICA_TOO_MANY_CHANGES',
+  'HEAPLESS_ERR_REPLICA_KEY_TOO_LARGE',
+  'HEAPLESS_ERR_REPLICA_VALUE_TOO_LARGE',
 ]);
 
 export class LogWriter {
@@ -58,6 +58,6 @@ export class LogWriter {
 /** `err` as a write's failure: `context` and its message, its code if it is one of {@link WRITE_CODES}. */
 function writeError(err: unknown, context: string): ReplicaError {
   const message = `${context}: ${err instanceof Error ? err.message : String(err)}`;
-  const code = isReplicaError(err) && WRITE_CODES.has(err.code) ? err.code : 'UNAVAILABLE';
+  const code = isReplicaError(err) && WRITE_CODES.has(err.code) ? err.code : 'HEAPLESS_ERR_REPLICA_UNAVAILABLE';
   return new ReplicaError(code, message, { cause: err });
 }

@@ -6,7 +6,7 @@
  * {@link FIRST_PAUSE_MS} to {@link MAX_PAUSE_MS}. Once connected, a follower takes the open map over (the KV actor
  * goes on reading the same map) and resumes from its stored position, so nothing is missed. Meanwhile `status()`
  * says `caughtUp: false`, an unknown lag, and since when NATS is unreachable; writes fail at once with
- * `UNAVAILABLE`. When the stream cannot be followed from the map (purged past its position, recreated, of another
+ * `HEAPLESS_ERR_REPLICA_UNAVAILABLE`. When the stream cannot be followed from the map (purged past its position, recreated, of another
  * configuration), it stops trying and says why in `failure` and `lastError`, and goes on serving the local data as
  * it is; a restart with NATS reachable then loads a checkpoint or replays.
  */
@@ -33,10 +33,10 @@ const MAX_PAUSE_MS = 5_000;
  * JetStream not there yet, a refusal that an operator may lift) is tried again after the pause, and shown meanwhile.
  */
 const CANNOT_RESUME: ReadonlySet<ReplicaErrorCode> = new Set<ReplicaErrorCode>([
-  'POSITION_PURGED',
-  'POSITION_AHEAD',
-  'STREAM_MISMATCH',
-  'INVALID_ARGUMENT',
+  'HEAPLESS_ERR_REPLICA_POSITION_PURGED',
+  'HEAPLESS_ERR_REPLICA_POSITION_AHEAD',
+  'HEAPLESS_ERR_REPLICA_STREAM_MISMATCH',
+  'HEAPLESS_ERR_REPLICA_INVALID_ARGUMENT',
 ]);
 
 /** A replica serving its local data until it reaches NATS; {@link close} ends it all. */
@@ -117,7 +117,10 @@ export class OfflineReplica implements Replica {
         ? `NATS has been unreachable since this server started (${this.#lastError})`
         : `this server cannot follow its change stream (${describeError(this.#failure)})`;
     return Promise.reject(
-      new ReplicaError('UNAVAILABLE', `the write was not stored in the change log: ${why}; reads serve local data`),
+      new ReplicaError(
+        'HEAPLESS_ERR_REPLICA_UNAVAILABLE',
+        `the write was not stored in the change log: ${why}; reads serve local data`,
+      ),
     );
   }
 

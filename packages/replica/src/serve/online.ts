@@ -37,7 +37,7 @@ export async function followOnline(
       if (options.bucket !== undefined) checkpoints = await CheckpointStore.open(nc, { bucket: options.bucket });
     } catch (err) {
       // NATS went away after the connection: a follower with local data serves it meanwhile.
-      if (!isReplicaError(err, 'UNAVAILABLE') || localMap !== undefined) throw err;
+      if (!isReplicaError(err, 'HEAPLESS_ERR_REPLICA_UNAVAILABLE') || localMap !== undefined) throw err;
       options.log?.warn({ err: describeError(err) }, 'NATS unavailable at start: no checkpoint store this run');
     }
     const follower = await Follower.open({

@@ -26,14 +26,16 @@ export async function openReplica(options: ReplicaOptions): Promise<Replica> {
   try {
     nc = await connectToNats({ servers: options.servers });
   } catch (err) {
-    if (!isReplicaError(err, 'UNAVAILABLE')) throw err;
+    if (!isReplicaError(err, 'HEAPLESS_ERR_REPLICA_UNAVAILABLE')) throw err;
     const local = await openLocalFollowerData({
       dir: options.dir,
       stream: options.stream,
       schema: options.schema,
       ...(options.map === undefined ? {} : { map: options.map }),
     }).catch((e: unknown) => {
-      throw isReplicaError(e, 'UNAVAILABLE') ? new ReplicaError('UNAVAILABLE', `${err.message}; ${e.message}`) : e;
+      throw isReplicaError(e, 'HEAPLESS_ERR_REPLICA_UNAVAILABLE')
+        ? new ReplicaError('HEAPLESS_ERR_REPLICA_UNAVAILABLE', `${err.message}; ${e.message}`)
+        : e;
     });
     options.log?.warn(
       { err: describeError(err), position: local.start.position },

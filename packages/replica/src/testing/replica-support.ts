@@ -56,7 +56,7 @@ export async function retryUnavailable<T>(f: () => Promise<T>, attempts = 60): P
     try {
       return await f();
     } catch (err) {
-      if (!(err instanceof ReplicaError) || err.code !== 'UNAVAILABLE' || i >= attempts) throw err;
+      if (!(err instanceof ReplicaError) || err.code !== 'HEAPLESS_ERR_REPLICA_UNAVAILABLE' || i >= attempts) throw err;
     }
   }
 }

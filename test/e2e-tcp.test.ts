@@ -258,6 +258,37 @@ describe('hostile or broken peers get a typed close, never a crash', () => {
   });
 });
 
+describe('the per-connection bounds', () => {
+  it('past maxInFlight the server stops reading, then goes on with the records it already read', async () => {
+    const small = await publish(ref, { tcp: {}, maxInFlight: 4 });
+    try {
+      const s = await helloPeer(small.tcpPort!);
+      const encoder = new FrameEncoder();
+      const n = 200;
+      // One write of n records of one call each: most of them arrive in the chunk that makes the session pause.
+      const records = Array.from({ length: n }, (_, i) => record(encoder.encodeDetached([[i + 1, 'has', ['k']]])));
+      const reader = new TcpRecordReader(1 << 20);
+      const ids: number[] = [];
+      const done = new Promise<void>((resolve) =>
+        s.on('data', (d: Buffer) => {
+          reader.push(d);
+          for (let r = reader.next(); r !== null; r = reader.next()) {
+            if (r.close) continue;
+            for (const reply of unpack(r.bytes) as [number, unknown][]) ids.push(reply[0]);
+          }
+          if (ids.length === n) resolve();
+        }),
+      );
+      s.write(Buffer.concat(records));
+      await done;
+      expect(ids).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+      s.destroy();
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('the server side', () => {
   it('close() leaves no TCP socket: connected peers see the 1001 SHUTTING_DOWN close', async () => {
     const extra = await publish(ref, { tcp: {}, streams: KvActor.streams });

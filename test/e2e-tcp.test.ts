@@ -1,8 +1,7 @@
 // The raw TCP transport: the same sessions as the WebSocket's, as length-prefixed records after a preface
 // (FORMAT.md "TCP"). One table of KV calls runs over both transports and must answer the same; hostile peers get
 // the typed close record, never a crash; closing the server leaves no socket.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,8 @@ import { OffHeapMap } from '@heapless/offheap';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedBy, closedWithin, tcp, until } from './raw-socket.js';
+import { selfSigned } from './self-signed.js';
+import { startServe } from './serve-child.js';
 
 const TOKEN = 'tcp-token';
 type Kv = Awaited<ReturnType<typeof connect<typeof KvActor>>>;
@@ -82,6 +83,15 @@ const TABLE: [string, (kv: Kv, p: string) => Promise<unknown>][] = [
       const sets = await Promise.all(Array.from({ length: 50 }, (_, i) => kv.set(`${p}w:${i}`, pack(i))));
       const gets = await Promise.all(Array.from({ length: 50 }, (_, i) => kv.get(`${p}w:${i}`)));
       return [sets.length, gets.map((g) => unpack(g!))];
+    },
+  ],
+  [
+    'values of 60 KB, whose records span the socket’s chunks',
+    async (kv, p) => {
+      const big = Array.from({ length: 3 }, (_, i) => new Uint8Array(60_000).fill(i + 1));
+      await Promise.all(big.map((v, i) => kv.set(`${p}big:${i}`, v)));
+      const got = await Promise.all(big.map((_, i) => kv.get(`${p}big:${i}`)));
+      return got.map((v) => [v!.length, v![0], v![59_999], Buffer.isBuffer(v)]);
     },
   ],
   ['a typed error', (kv, p) => kv.set(`${p}x`, 'not bytes' as never).catch((e: HeaplessError) => e.code)],
@@ -347,29 +357,8 @@ describe('TLS', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('tls:// with the server certificate: the client trusts it through ca, and refuses it without', async () => {
-    const certFile = join(dir, 'cert.pem');
-    const keyFile = join(dir, 'key.pem');
-    execFileSync('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ]);
-    const cert = readFileSync(certFile);
-    const s = await publish(ref, { token: TOKEN, tls: { cert, key: readFileSync(keyFile) }, tcp: {} });
+    const { cert, key } = selfSigned(dir);
+    const s = await publish(ref, { token: TOKEN, tls: { cert, key }, tcp: {} });
     try {
       expect(s.tcpUrl).toBe(`tls://127.0.0.1:${s.tcpPort}`);
       const kv = await connect<typeof KvActor>(s.tcpUrl!, { token: TOKEN, ca: cert });
@@ -386,6 +375,23 @@ describe('TLS', () => {
       await closedWithin(plain, 5000);
     } finally {
       await s.close();
+    }
+  });
+});
+
+describe('heapless serve --tcp-port', () => {
+  it('serves the KV actor over TCP too, and logs its URL', async () => {
+    const child = await startServe(['--memory', '--tcp-port', '0', '--log-level', 'info']);
+    try {
+      const listening = child.lines.find((l) => l.msg === 'listening')!;
+      expect(listening.tcp).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+      const kv = await connect<typeof KvActor>(listening.tcp as string);
+      await kv.set('cli', pack(1));
+      expect(unpack((await kv.get('cli'))!)).toBe(1);
+      await kv.close();
+    } finally {
+      child.proc.kill('SIGKILL');
+      await child.exited;
     }
   });
 });

@@ -119,7 +119,7 @@ class TcpSocket implements SessionSocket {
           return;
         }
         if (record.bytes.length === 0) session.heard();
-        else session.frame(record.bytes);
+        else session.frame(asBuffer(record.bytes));
         if (this.#closeSent) return; // the session refused the frame: read no further
       }
     } catch (e) {
@@ -130,6 +130,14 @@ class TcpSocket implements SessionSocket {
       this.#draining = false;
     }
   }
+}
+
+/**
+ * A record as a Buffer over the same bytes: the reader copies a record that spans chunks into a plain Uint8Array,
+ * and the actor's arguments (views of the frame) are Buffers over a WebSocket, so they are over TCP too.
+ */
+function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 }
 
 /** What {@link listenTcp} needs of publish's resolved options. */

@@ -125,7 +125,11 @@ class TcpSocketLike implements SocketLike {
         }
         if (r.bytes.length === 0) {
           if (!this.#closeSent) this.#socket.write(HEARTBEAT_RECORD);
-        } else this.onmessage?.({ data: r.bytes });
+        } else {
+          // A Buffer, as `ws` hands a message over: values in replies are views of it.
+          const b = r.bytes;
+          this.onmessage?.({ data: Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength) });
+        }
         if (this.#closeSent) return;
       }
     } catch (e) {

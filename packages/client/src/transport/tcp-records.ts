@@ -131,6 +131,18 @@ export class TcpRecordReader {
   /** The next whole record, or null while it is incomplete. Throws {@link TcpProtocolError} for a bad header. */
   next(): TcpRecord | null {
     if (this.#buffered < TCP_HEADER_BYTES) return null;
+    const first = this.#chunks[0];
+    if (first.length >= TCP_HEADER_BYTES && first[0] < 0x80) {
+      // The usual case, a data record whose header lies in one chunk: read in place, one view made.
+      const length = ((first[0] << 24) | (first[1] << 16) | (first[2] << 8) | first[3]) >>> 0;
+      const end = TCP_HEADER_BYTES + length;
+      if (length <= this.#maxFrameBytes && first.length >= end) {
+        this.#buffered -= end;
+        if (first.length === end) this.#chunks.shift();
+        else this.#chunks[0] = first.subarray(end);
+        return { close: false, bytes: first.subarray(TCP_HEADER_BYTES, end) };
+      }
+    }
     const h = this.#peek(TCP_HEADER_BYTES);
     const header = ((h[0] << 24) | (h[1] << 16) | (h[2] << 8) | h[3]) >>> 0;
     const close = header >= CLOSE_BIT;

@@ -68,9 +68,11 @@ export async function runHeaplessTcp(ctx: RunContext, group: ProcessGroup): Prom
     flags: ['--tcp-port', String(tcpPort)],
     readyTimeoutMs: READY_TIMEOUT_MS,
   });
+  await reportServerRss(ctx, server.pid, 'server after preload');
   const url = `tcp://${LOOPBACK}:${tcpPort}`;
   await runKvCases(ctx, url, 'get');
   await runKvCases(ctx, url, 'set');
+  await reportServerRss(ctx, server.pid, 'server at the end');
   await group.stop(server);
 }
 

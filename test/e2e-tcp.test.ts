@@ -13,7 +13,7 @@ import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedBy, closedWithin, tcp, until } from './raw-socket.js';
 import { selfSigned } from './self-signed.js';
-import { startServe } from './serve-child.js';
+import { sample, startServe } from './serve-child.js';
 
 const TOKEN = 'tcp-token';
 type Kv = Awaited<ReturnType<typeof connect<typeof KvActor>>>;
@@ -295,6 +295,51 @@ describe('the per-connection bounds', () => {
       s.destroy();
     } finally {
       await small.close();
+    }
+  });
+});
+
+describe('a TCP peer that never reads', () => {
+  it('is paused with at most maxReplyBytes and one reply held, as a WebSocket peer is', async () => {
+    const VALUE = 256 * 1024;
+    const child = await startServe(['--memory', '--tcp-port', '0']);
+    try {
+      const tcpUrl = child.lines.find((l) => l.msg === 'listening')!.tcp as string;
+      const metrics = async () => `\n${await (await fetch(`${child.httpUrl}/metrics`)).text()}`;
+      const kv = await connect<typeof KvActor>(child.url, { timeoutMs: 20_000 });
+      const value = pack(new Uint8Array(VALUE - 8));
+      await Promise.all(Array.from({ length: 16 }, (_, i) => kv.set(`big:${i}`, value)));
+      const socket = await tcp(Number(new URL(tcpUrl).port));
+      socket.pause(); // never reads, not even the hello
+      socket.write(encodePreface(undefined));
+      const encoder = new FrameEncoder();
+      for (let f = 0; f < 16; f++) {
+        const calls = Array.from({ length: 256 }, (_, i) => [f * 256 + i + 1, 'get', [`big:${i % 16}`]]);
+        socket.write(record(encoder.encodeDetached(calls)));
+      }
+      // Until the server stopped answering it: the count of gets stays put (a wait, not a speed assertion).
+      let last = -1;
+      await until(
+        async () => {
+          const gets = sample(await metrics(), 'heapless_calls_total{method="get",outcome="ok"}');
+          const settled = gets === last;
+          last = gets;
+          return settled;
+        },
+        'the server stops answering the peer that does not read',
+        60_000,
+        500,
+      );
+      const m = await metrics();
+      expect(sample(m, 'heapless_ws_paused_connections')).toBe(1);
+      expect(sample(m, 'heapless_ws_reply_bytes')).toBeLessThanOrEqual(1024 * 1024 + VALUE + 64);
+      expect(last).toBeLessThan(4096);
+      expect(await kv.has('big:0')).toBe(true); // and the others are still served
+      socket.destroy();
+      await kv.close();
+    } finally {
+      child.proc.kill('SIGKILL');
+      await child.exited;
     }
   });
 });

@@ -1,13 +1,13 @@
 // Issue 11 §5: HTTPS and WSS on the one port with a certificate the test makes (openssl, installed by
 // scripts/system-deps.mjs), clients that trust it through `ca`, and no clear text off loopback unless asked.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Actor, ActorError, type Published, publish, spawn } from '@heapless/actor';
 import { connect, httpClient } from '@heapless/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedWithin, tcp } from './raw-socket.js';
+import { selfSigned } from './self-signed.js';
 import { type Child, startServe } from './serve-child.js';
 
 class Echo extends Actor {
@@ -19,30 +19,7 @@ class Echo extends Actor {
 
 const TOKEN = 'tls-token';
 const dir = mkdtempSync(join(tmpdir(), 'heapless-tls-'));
-const certFile = join(dir, 'cert.pem');
-const keyFile = join(dir, 'key.pem');
-// A self-signed certificate for 127.0.0.1 and localhost, good for a day.
-execFileSync('openssl', [
-  'req',
-  '-x509',
-  '-newkey',
-  'ec',
-  '-pkeyopt',
-  'ec_paramgen_curve:prime256v1',
-  '-nodes',
-  '-days',
-  '1',
-  '-subj',
-  '/CN=localhost',
-  '-addext',
-  'subjectAltName=DNS:localhost,IP:127.0.0.1',
-  '-keyout',
-  keyFile,
-  '-out',
-  certFile,
-]);
-const cert = readFileSync(certFile);
-const key = readFileSync(keyFile);
+const { certFile, keyFile, cert, key } = selfSigned(dir);
 
 const ref = spawn(new Echo());
 let server: Published;

@@ -9,8 +9,8 @@ import type { BenchmarkDefinition } from '../harness/benchmark.js';
 export const server: BenchmarkDefinition = {
   name: 'server',
   description:
-    'issue 6 / seed 003: heapless serve (typed client over one WebSocket; HTTP) vs redis-server via ioredis and a bare fastify route (anchor), and redis-benchmark',
-  systems: ['heapless', 'heapless-none', 'anchor', 'redis-benchmark'],
+    'issue 6 / seed 003: heapless serve (typed client over one WebSocket, and over raw TCP; HTTP) vs redis-server via ioredis and a bare fastify route (anchor), and redis-benchmark',
+  systems: ['heapless', 'heapless-tcp', 'heapless-none', 'anchor', 'redis-benchmark'],
   baseline: 'anchor',
   phases: ['kv', 'http', 'scan'],
   defaultRecords: 1_000_000,

@@ -1,7 +1,8 @@
 /**
  * `heapless`: a real `heapless serve` child process (packages/actor/dist/cli.js) on a data directory preloaded
  * with N keys, measured from this process by the typed client over one WebSocket (`get`/`set` at each depth) and
- * by autocannon over HTTP (`GET /v1/kv/:key`, the stored bytes as `application/octet-stream`).
+ * by autocannon over HTTP (`GET /v1/kv/:key`, the stored bytes as `application/octet-stream`). `heapless-tcp`:
+ * the same server and cases with the typed client over its raw TCP port (`--tcp-port`, `tcp://`) instead.
  *
  * The data directory is written before the server starts, through `OffHeapMap.open({ dir })` (what the server
  * itself opens), so the server starts the way it restarts in production: loading from local disk. Its background
@@ -14,7 +15,7 @@ import { connect } from '@heapless/client';
 import type { RunContext } from '../harness/benchmark.js';
 import { fillOffHeapMap } from '../offheap-fixture.js';
 import { DEPTHS, HTTP_CASE, hundredByteValue, keyOf, kvCaseName, SEED_003_GETS_PER_SECOND } from './cases.js';
-import { LOOPBACK } from './free-port.js';
+import { freePort, LOOPBACK } from './free-port.js';
 import { startHeaplessServe } from './heapless-serve.js';
 import { measureHttpGet } from './http-load.js';
 import { KeyPool } from './key-pool.js';
@@ -39,23 +40,45 @@ export async function runHeapless(ctx: RunContext, group: ProcessGroup, compress
     readyTimeoutMs: READY_TIMEOUT_MS,
   });
   await reportServerRss(ctx, server.pid, 'server after preload');
+  const url = `ws://${LOOPBACK}:${port}/v1/ws`;
   // Reads first: the HTTP read runs before the set cases, so that it does not measure the engine's flushes and
   // compactions of what they wrote (redis-server, with persistence off, has none; the preload's are over by now).
-  if (ctx.phases.has('kv')) await runKvCases(ctx, port, 'get');
+  if (ctx.phases.has('kv')) await runKvCases(ctx, url, 'get');
   if (ctx.phases.has('http')) {
     ctx.progress(HTTP_CASE, 1).finish();
     reportCase(ctx, HTTP_CASE, await measureHttpGet(port, ctx.records));
   }
   // Scans read the engine's tables: before the sets, whose flushes and compactions would be measured too.
-  if (ctx.phases.has('scan')) await runScanCases(ctx, `ws://${LOOPBACK}:${port}/v1/ws`, ctx.records);
-  if (ctx.phases.has('kv')) await runKvCases(ctx, port, 'set');
+  if (ctx.phases.has('scan')) await runScanCases(ctx, url, ctx.records);
+  if (ctx.phases.has('kv')) await runKvCases(ctx, url, 'set');
   await reportServerRss(ctx, server.pid, 'server at the end');
   await group.stop(server);
 }
 
-/** `get` or `set` at every depth through the typed client over one WebSocket. */
-async function runKvCases(ctx: RunContext, port: number, operation: 'get' | 'set'): Promise<void> {
-  const kv = await connect<typeof KvActor>(`ws://${LOOPBACK}:${port}/v1/ws`, { reconnect: false });
+/**
+ * The key-value cases of {@link runHeapless} over the server's raw TCP port: the same frames without the
+ * WebSocket's framing and masking. The HTTP and scan phases are the WebSocket system's only.
+ */
+export async function runHeaplessTcp(ctx: RunContext, group: ProcessGroup): Promise<void> {
+  if (!ctx.phases.has('kv')) return;
+  const dataDir = join(ctx.dataDir, 'heapless-tcp');
+  await preload(ctx, dataDir, undefined);
+  const tcpPort = await freePort();
+  const { server } = await startHeaplessServe(group, dataDir, {
+    flags: ['--tcp-port', String(tcpPort)],
+    readyTimeoutMs: READY_TIMEOUT_MS,
+  });
+  await reportServerRss(ctx, server.pid, 'server after preload');
+  const url = `tcp://${LOOPBACK}:${tcpPort}`;
+  await runKvCases(ctx, url, 'get');
+  await runKvCases(ctx, url, 'set');
+  await reportServerRss(ctx, server.pid, 'server at the end');
+  await group.stop(server);
+}
+
+/** `get` or `set` at every depth through the typed client over one connection to `url` (WebSocket or TCP). */
+async function runKvCases(ctx: RunContext, url: string, operation: 'get' | 'set'): Promise<void> {
+  const kv = await connect<typeof KvActor>(url, { reconnect: false });
   try {
     const keys = new KeyPool(ctx.records);
     const value = hundredByteValue();

@@ -16,6 +16,8 @@ const runners: Readonly<Record<string, () => Promise<SystemRunner>>> = {
     const { runHeapless } = await import('./heapless-system.js');
     return (ctx, group) => runHeapless(ctx, group, 'none');
   },
+  // The same server and key-value cases over its raw TCP port (`--tcp-port`), beside the WebSocket's.
+  'heapless-tcp': async () => (await import('./heapless-system.js')).runHeaplessTcp,
   anchor: async () => (await import('./anchor-system.js')).runAnchor,
   'redis-benchmark': async () => (await import('./redis-benchmark-system.js')).runRedisBenchmark,
 };

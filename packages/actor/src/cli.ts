@@ -58,7 +58,14 @@ async function main(): Promise<void> {
     server.log.warn({ native: server.startup.native }, 'native helper not in use: map images load with plain reads');
   }
   server.log.info(
-    { url: server.url, http: server.httpUrl, data: args.memory ? null : args.data, sync: args.sync, ...server.startup },
+    {
+      url: server.url,
+      http: server.httpUrl,
+      tcp: server.tcpUrl,
+      data: args.memory ? null : args.data,
+      sync: args.sync,
+      ...server.startup,
+    },
     'listening',
   );
   onShutdownSignals(() => server.close(), server.log);

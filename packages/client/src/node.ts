@@ -1,6 +1,6 @@
 /**
- * @heapless/client for Node: `connect` over `ws` (token in an `Authorization` header), `httpClient` over `fetch`;
- * both take a `ca` to trust a server's self-signed certificate (`wss://`, `https://`).
+ * @heapless/client for Node: `connect` over `ws` (token in an `Authorization` header) or raw TCP (`tcp://`,
+ * `tls://`), `httpClient` over `fetch`; both take a `ca` to trust a server's self-signed certificate (`wss://`, `https://`).
  */
 import WebSocket from 'ws';
 import { DEFAULT_MAX_FRAME_BYTES, PROTOCOL } from './protocol/limits.js';
@@ -9,6 +9,7 @@ import { connectWith } from './transport/connect-with.js';
 import { type HttpClientOptions, httpClient as httpClientWith } from './transport/http-client.js';
 import { nodeCa } from './transport/node-ca.js';
 import { fetchTrusting } from './transport/node-fetch.js';
+import { isTcpUrl, openTcpSocket } from './transport/node-tcp-socket.js';
 import type { Remote } from './transport/remote-types.js';
 import type { ConnectOptions } from './transport/rpc-client.js';
 import type { SocketLike } from './transport/socket-like.js';
@@ -40,14 +41,16 @@ function openNodeSocket(url: string, token: string | undefined, ca: CertificateA
 }
 
 /**
- * Connects to a heapless server at `url` (`ws://host:port/v1/ws`, or `wss://` with TLS) and resolves with a ref whose
+ * Connects to a heapless server at `url` (`ws://host:port/v1/ws`, or `wss://` with TLS; `tcp://host:port`, or
+ * `tls://` with TLS, for a server's raw TCP port) and resolves with a ref whose
  * methods are `T`'s exposed methods returning promises (`T` is `typeof MyActor` or an interface). Rejects with
  * `CONNECT_FAILED` (a certificate not trusted included), `UNAUTHORIZED`, `HOST_NOT_ALLOWED` or `ORIGIN_NOT_ALLOWED`
  * when the first connection fails. The caller must `close()` the ref.
  */
 export function connect<T>(url: string, opts: NodeConnectOptions = {}): Promise<Remote<T>> {
   const ca = opts.ca;
-  return connectWith<T>((u, token) => openNodeSocket(u, token, ca), url, opts);
+  const open = isTcpUrl(url) ? openTcpSocket : openNodeSocket;
+  return connectWith<T>((u, token) => open(u, token, ca), url, opts);
 }
 
 /**

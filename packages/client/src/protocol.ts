@@ -20,3 +20,13 @@ export { tokenFromProtocols, tokenProtocol } from './protocol/token.js';
 export { isWellFormed } from './protocol/well-formed.js';
 export { type DeleteOp, deleteOp, type SetOp, setOp, type WriteOp } from './protocol/write-op.js';
 export type { ExposedNames, InstanceOf, MethodNames, Promisified, Remote } from './transport/remote-types.js';
+export {
+  dataHeader,
+  encodeClose,
+  encodePreface,
+  HEARTBEAT_RECORD,
+  TCP_MAGIC,
+  TcpProtocolError,
+  type TcpRecord,
+  TcpRecordReader,
+} from './transport/tcp-records.js';

@@ -17,6 +17,8 @@ export interface ServeArgs {
   checkpointRoot: string | undefined;
   host: string;
   port: number;
+  /** `--tcp-port`: also serve raw TCP (or TLS) on this port; undefined for none. */
+  tcpPort: number | undefined;
   /** From `--token` or the `HEAPLESS_TOKEN` environment variable (which, unlike argv, `ps` does not show). */
   token: string | undefined;
   /** Every write is fsynced before it is acknowledged. */
@@ -90,6 +92,14 @@ const SERVE_GROUP = {
       config: 'port',
       arg: 'PORT',
       help: ['port (default 7070; 0 picks a free one)'],
+    },
+    'tcp-port': {
+      type: 'integer',
+      min: 0,
+      max: 65535,
+      config: 'tcpPort',
+      arg: 'PORT',
+      help: ['also serve raw TCP on this port (tcp://, tls:// with TLS; 0 picks a free one)'],
     },
     // From the environment too, which, unlike argv, `ps` does not show.
     token: {
@@ -298,6 +308,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     checkpointRoot: checkpointRootOf(values['checkpoint-root'], values.memory),
     host: values.host,
     port: values.port,
+    tcpPort: values['tcp-port'],
     token: values.token,
     sync: values.sync,
     logLevel: values['log-level'],

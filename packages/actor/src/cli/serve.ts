@@ -122,6 +122,7 @@ export async function serve(args: ServeArgs): Promise<RunningServer> {
     server = await publish(ref, {
       host: args.host,
       port: args.port,
+      ...(args.tcpPort === undefined ? {} : { tcp: { port: args.tcpPort } }),
       token: args.token,
       maxInFlight: args.maxInFlight,
       maxRequestBytes: args.maxRequestBytes,

@@ -34,3 +34,33 @@ describe('resolvePublishOptions timeouts', () => {
     });
   }
 });
+
+describe('resolvePublishOptions tcp', () => {
+  it('serves TCP on the HTTP host unless told another, and none without the option', () => {
+    expect(resolvePublishOptions({}, []).tcp).toBe(null);
+    expect(resolvePublishOptions({ host: '::1', tcp: {} }, []).tcp).toEqual({ host: '::1', port: 0 });
+    expect(resolvePublishOptions({ tcp: { port: 7071, host: 'localhost' } }, []).tcp).toEqual({
+      host: 'localhost',
+      port: 7071,
+    });
+  });
+
+  it('holds a TCP host off loopback to the bind rule of the HTTP host', () => {
+    const bind = expect.objectContaining({ code: 'HEAPLESS_ERR_ACTOR_INSECURE_BIND' });
+    expect(() => resolvePublishOptions({ tcp: { host: '0.0.0.0' } }, [])).toThrow(bind);
+    expect(() => resolvePublishOptions({ token: 't', tcp: { host: '0.0.0.0' } }, [])).toThrow(bind);
+    expect(resolvePublishOptions({ token: 't', insecure: true, tcp: { host: '0.0.0.0' } }, []).tcp).toEqual({
+      host: '0.0.0.0',
+      port: 0,
+    });
+  });
+
+  it('refuses a port out of range, naming it', () => {
+    expect(() => resolvePublishOptions({ tcp: { port: 65536 } }, [])).toThrow(
+      expect.objectContaining({
+        code: 'HEAPLESS_ERR_ACTOR_INVALID_OPTION',
+        message: expect.stringContaining('tcp.port'),
+      }),
+    );
+  });
+});

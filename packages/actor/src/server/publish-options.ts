@@ -13,7 +13,7 @@ import type { ActorHandle } from '../runtime/actor-handle.js';
 import { isLoopback } from './auth.js';
 import type { HttpReplier } from './http-reply.js';
 import type { Metrics } from './metrics.js';
-import type { SessionLimits } from './ws-session.js';
+import type { SessionLimits } from './session.js';
 
 /**
  * 4 MiB of requests per connection: four of the KV actor's largest values in flight, so that a writer of big values
@@ -53,6 +53,12 @@ export interface PublishOptions {
   insecure?: boolean;
   /** Default 0 (any free port; see the result's `port`). */
   port?: number;
+  /**
+   * Also serve the same sessions over raw TCP (length-prefixed frames, FORMAT.md "TCP"; with `tls`, over TLS) on this
+   * port (0: any free one) and host (default `host`, under the same rule: off loopback it needs `token`, and `tls`
+   * unless `insecure`). Default none.
+   */
+  tcp?: { port?: number; host?: string };
   /** Required from every caller except `GET /healthz`, compared in constant time. */
   token?: string;
   /**
@@ -85,7 +91,8 @@ export interface PublishOptions {
   maxConnections?: number;
   /**
    * Time a connection has to send a request's headers (an upgrade's too); default 10 s, then 408 and closed (within
-   * 1.25 times it). With `tls`, also the time it has to finish the TLS handshake (then closed without 408).
+   * 1.25 times it). With `tls`, also the time it has to finish the TLS handshake (then closed without 408). Over TCP,
+   * the time a connection has to send its preface (then close 1008 `TIMEOUT`), and with `tls` again for the handshake.
    */
   headersTimeoutMs?: number;
   /** Time a connection has to send a whole HTTP request; default 30 s, at least `headersTimeoutMs`. */
@@ -143,6 +150,8 @@ export interface ServerTimeouts {
 export interface ResolvedOptions {
   host: string;
   port: number;
+  /** Where to serve raw TCP, or null for nowhere. */
+  tcp: { host: string; port: number } | null;
   path: string;
   token: string | undefined;
   hello: ServerHello;
@@ -154,6 +163,23 @@ export interface ResolvedOptions {
   allowedOrigins: string[];
   allowTokenInQuery: boolean;
   tls: TlsOptions | null;
+}
+
+/**
+ * The rule for any address the server listens on: off loopback, a token is required, and TLS unless `insecure`.
+ * Throws `ActorError` `HEAPLESS_ERR_ACTOR_INSECURE_BIND`.
+ */
+function checkBind(host: string, opts: PublishOptions, tls: TlsOptions | null): void {
+  if (isLoopback(host)) return;
+  if (!opts.token) {
+    throw new ActorError('HEAPLESS_ERR_ACTOR_INSECURE_BIND', `refusing to listen on ${host} without a token`);
+  }
+  if (tls === null && opts.insecure !== true) {
+    throw new ActorError(
+      'HEAPLESS_ERR_ACTOR_INSECURE_BIND',
+      `refusing to listen on ${host} without TLS: the token would cross the network in clear (give tls, or insecure)`,
+    );
+  }
 }
 
 function isPem(v: unknown): boolean {
@@ -202,18 +228,22 @@ function durationMs(name: string, v: number | undefined, dflt: number): number {
  */
 export function resolvePublishOptions(opts: PublishOptions, methods: Iterable<string>): ResolvedOptions {
   const host = opts.host ?? '127.0.0.1';
-  if (!isLoopback(host) && !opts.token) {
-    throw new ActorError('HEAPLESS_ERR_ACTOR_INSECURE_BIND', `refusing to listen on ${host} without a token`);
-  }
   const tls = opts.tls ?? null;
   if (tls !== null && (!isPem(tls.cert) || !isPem(tls.key))) {
     throw new ActorError('HEAPLESS_ERR_ACTOR_INVALID_OPTION', 'tls needs a cert and a key, each PEM text or bytes');
   }
-  if (!isLoopback(host) && tls === null && opts.insecure !== true) {
-    throw new ActorError(
-      'HEAPLESS_ERR_ACTOR_INSECURE_BIND',
-      `refusing to listen on ${host} without TLS: the token would cross the network in clear (give tls, or insecure)`,
-    );
+  checkBind(host, opts, tls);
+  let tcp: ResolvedOptions['tcp'] = null;
+  if (opts.tcp !== undefined) {
+    const port = opts.tcp.port ?? 0;
+    if (!Number.isInteger(port) || port < 0 || port > 0xffff) {
+      throw new ActorError(
+        'HEAPLESS_ERR_ACTOR_INVALID_OPTION',
+        `tcp.port must be an integer from 0 to 65535, got ${port}`,
+      );
+    }
+    tcp = { host: opts.tcp.host ?? host, port };
+    checkBind(tcp.host, opts, tls);
   }
   const exposed = [...methods];
   const streams = (opts.streams ?? []).filter((m) => exposed.includes(m));
@@ -237,6 +267,7 @@ export function resolvePublishOptions(opts: PublishOptions, methods: Iterable<st
   return {
     host,
     port: opts.port ?? 0,
+    tcp,
     path: opts.path ?? '/v1/ws',
     token: opts.token,
     hello,

@@ -20,6 +20,8 @@ import {
 import { nodeServerFactory } from './node-server.js';
 import { type PublishOptions, resolvePublishOptions } from './publish-options.js';
 import { CORS_EXPOSED_HEADERS, CORS_PREFLIGHT_HEADERS, RequestGuard } from './request-guard.js';
+import type { Session } from './session.js';
+import { listenTcp, type TcpListener } from './tcp-server.js';
 import { wireCodeOf, wireMessageOf } from './wire-error.js';
 import { WsSession } from './ws-session.js';
 
@@ -32,6 +34,10 @@ export interface Published {
   /** The HTTP base URL, e.g. `http://127.0.0.1:7070` (`https://` with TLS). */
   httpUrl: string;
   port: number;
+  /** With the `tcp` option: the raw TCP URL, e.g. `tcp://127.0.0.1:7071` (`tls://` with TLS). */
+  tcpUrl?: string;
+  /** With the `tcp` option: the port of raw TCP. */
+  tcpPort?: number;
   /** The server's logger (fastify's pino logger; silent unless `logger` was given). */
   log: FastifyBaseLogger;
   /**
@@ -39,6 +45,11 @@ export interface Published {
    * WebSocket with 1001 and the HTTP server. Does not stop the actor (its owner does). Idempotent.
    */
   close(): Promise<void>;
+}
+
+/** A host as a URL names it: an IPv6 address in brackets. */
+function bracketed(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 function refusalMessage(code: ErrorCode, host: string | undefined, origin: string | undefined): string {
@@ -74,7 +85,7 @@ function codeOfFastifyError(e: { code?: unknown; statusCode?: unknown }): ErrorC
 /**
  * Serves the actor behind `ref` (from `spawn` or `spawnInWorker`) on one port (FORMAT.md of @heapless/client):
  * WebSocket on `path`, `POST /v1/call/:method` (JSON or msgpack), `GET /healthz`, and `GET /metrics` when given
- * metrics. Only the actor's exposed methods are callable. Resolves once listening.
+ * metrics; with `tcp`, the same sessions over raw TCP (or TLS) on a port of their own. Only the actor's exposed methods are callable. Resolves once listening.
  *
  * Throws `ActorError` `HEAPLESS_ERR_ACTOR_INSECURE_BIND` for a non-loopback host without a token, or without TLS and not
  * `insecure`, and `HEAPLESS_ERR_ACTOR_INVALID_OPTION` for a bad limit or certificate; rejects with the listen error (e.g. EADDRINUSE).
@@ -179,7 +190,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     handleProtocols: (protocols) => (protocols.has(PROTOCOL) ? PROTOCOL : false),
   });
   const sockets = new Set<WebSocket>();
-  const sessions = new Set<WsSession>();
+  const sessions = new Set<Session>();
   if (metrics !== undefined) {
     metrics.connectionLoad = () => {
       const sum = { requestBytes: 0, replyBytes: 0, paused: 0 };
@@ -240,21 +251,38 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
         ws.close(CLOSE_CODES.UNAUTHORIZED, 'UNAUTHORIZED');
         return;
       }
-      const session = new WsSession(ws, handle, hello, limits, log);
-      sessions.add(session);
-      if (metrics !== undefined) {
-        metrics.connections++;
-        metrics.connectionsTotal++;
-      }
-      void session.closed.then(() => {
-        sessions.delete(session);
-        if (metrics !== undefined) metrics.connections--;
-      });
+      opened(new WsSession(ws, handle, hello, limits, log));
     });
   });
+  const opened = (session: Session): void => {
+    sessions.add(session);
+    if (metrics !== undefined) {
+      metrics.connections++;
+      metrics.connectionsTotal++;
+    }
+    void session.closed.then(() => {
+      sessions.delete(session);
+      if (metrics !== undefined) metrics.connections--;
+    });
+  };
 
+  let tcp: TcpListener | null = null;
   try {
     await app.listen({ host, port: o.port });
+    if (o.tcp !== null) {
+      tcp = await listenTcp({
+        ...o.tcp,
+        tls: o.tls,
+        maxConnections: o.server.maxConnections,
+        handshakeTimeoutMs: o.server.headersTimeoutMs,
+        expected,
+        hello,
+        limits,
+        handle,
+        log,
+        opened,
+      });
+    }
   } catch (e) {
     wss.close();
     await app.close();
@@ -262,7 +290,7 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : o.port;
-  const hostInUrl = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const hostInUrl = bracketed(host);
   let closed: Promise<void> | null = null;
   const heartbeat = setInterval(() => {
     for (const s of sessions) s.heartbeat();
@@ -272,17 +300,21 @@ export async function publish(ref: object, opts: PublishOptions = {}): Promise<P
     url: `${o.tls === null ? 'ws' : 'wss'}://${hostInUrl}:${port}${path}`,
     httpUrl: `${o.tls === null ? 'http' : 'https'}://${hostInUrl}:${port}`,
     port,
+    ...(tcp === null || o.tcp === null
+      ? {}
+      : { tcpUrl: `${o.tls === null ? 'tcp' : 'tls'}://${bracketed(o.tcp.host)}:${tcp.port}`, tcpPort: tcp.port }),
     log,
     close() {
       if (closed !== null) return closed;
       closing = true;
+      tcp?.stopAccepting();
       closed = (async () => {
         // The heartbeat goes on meanwhile: a peer that reads nothing more is closed by it, not waited for.
         await Promise.all([...sessions].map((s) => s.shutdown()));
         clearInterval(heartbeat);
         for (const ws of sockets) ws.terminate(); // unauthorized ones still closing
         wss.close();
-        await app.close();
+        await Promise.all([app.close(), tcp?.close()]);
       })();
       return closed;
     },

@@ -1,7 +1,7 @@
 import { ERROR_CODES, type ErrorCode, type FrameEncoder } from '@heapless/client/protocol';
-import type { WebSocket } from 'ws';
 import { HeldMemory } from '../runtime/held-memory.js';
 import type { PushSink, PushStream } from '../runtime/push-stream.js';
+import type { SessionSocket } from './session.js';
 
 /** The call that cancels a stream of the connection (FORMAT.md, "Streams"); no actor method can have this name. */
 export const CANCEL_METHOD = '$cancel';
@@ -84,7 +84,7 @@ class SocketSink implements PushSink {
   }
 
   /** The socket wrote a message of this stream's to the kernel (or dropped it as it closed). */
-  written(head: Buffer, items: Uint8Array): void {
+  written(head: Uint8Array, items: Uint8Array): void {
     this.held.release(head, items);
     if (!this.ended) this.stream.drained();
     else if (this.held.bytes === 0) this.streams.release(this);
@@ -92,12 +92,12 @@ class SocketSink implements PushSink {
 }
 
 /**
- * The streams open on one WebSocket connection (ws-session.ts hands them over): their ids, their sinks on the
+ * The streams open on one connection (session.ts hands them over): their ids, their sinks on the
  * socket, and their ends. Items and ends go straight to the socket: a stream is opened only once its reply was
  * handed to the socket, so nothing of it overtakes that reply.
  */
 export class SessionStreams {
-  readonly #ws: WebSocket;
+  readonly #socket: SessionSocket;
   readonly #encoder: FrameEncoder;
   readonly #onWritten: () => void;
   readonly #open = new Map<number, SocketSink>();
@@ -108,8 +108,8 @@ export class SessionStreams {
   #closed = false;
 
   /** `onWritten` is told whenever a frame of a stream reached the kernel (the peer is reading). */
-  constructor(ws: WebSocket, encoder: FrameEncoder, onWritten: () => void) {
-    this.#ws = ws;
+  constructor(socket: SessionSocket, encoder: FrameEncoder, onWritten: () => void) {
+    this.#socket = socket;
     this.#encoder = encoder;
     this.#onWritten = onWritten;
   }
@@ -181,16 +181,14 @@ export class SessionStreams {
   }
 
   /**
-   * Sends one message of a stream as one WebSocket message in two fragments, its head then its items, so that the
-   * items (shared by every watcher of a round) are written as they are, not copied per connection. Nothing else is
-   * sent between the two (both calls are made here, in one go).
+   * Sends one message of a stream as one frame in two parts, its head then its items, so that the items (shared by
+   * every watcher of a round) are written as they are, not copied per connection.
    */
   send(sink: SocketSink, head: Buffer, items: Uint8Array): void {
-    const ws = this.#ws;
-    if (ws.readyState !== ws.OPEN) return;
+    const socket = this.#socket;
+    if (!socket.open) return;
     sink.held.hold(head, items);
-    ws.send(head, { binary: true, fin: false });
-    ws.send(items, { binary: true, fin: true }, () => {
+    socket.sendParts(head, items, () => {
       sink.written(head, items);
       this.#onWritten();
     });
@@ -200,7 +198,7 @@ export class SessionStreams {
   finish(sink: SocketSink, code: ErrorCode, message: string): void {
     this.#open.delete(sink.id);
     this.#hold(sink);
-    if (this.#ws.readyState !== this.#ws.OPEN) return;
-    this.#ws.send(this.#encoder.encodeDetached([[0, sink.id, ERROR_CODES[code].wire, message]]));
+    if (!this.#socket.open) return;
+    this.#socket.send(this.#encoder.encodeDetached([[0, sink.id, ERROR_CODES[code].wire, message]]));
   }
 }

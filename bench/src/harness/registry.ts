@@ -6,6 +6,7 @@ import type { BenchmarkDefinition } from './benchmark.js';
 
 const loaders: Readonly<Record<string, () => Promise<BenchmarkDefinition>>> = {
   batch: async () => (await import('../batch/definition.js')).batch,
+  codec: async () => (await import('../codec/definition.js')).codec,
   'gc-pressure': async () => (await import('../gc-pressure/definition.js')).gcPressure,
   'seed-leveldb': async () => (await import('../seed-leveldb/definition.js')).seedLeveldb,
   replica: async () => (await import('../replica/definition.js')).replica,

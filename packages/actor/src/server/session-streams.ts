@@ -1,7 +1,7 @@
 import { ERROR_CODES, type ErrorCode, type FrameEncoder } from '@heapless/client/protocol';
 import { HeldMemory } from '../runtime/held-memory.js';
 import type { PushSink, PushStream } from '../runtime/push-stream.js';
-import type { SessionSocket } from './session.js';
+import type { SessionSocket } from './session-socket.js';
 
 /** The call that cancels a stream of the connection (FORMAT.md, "Streams"); no actor method can have this name. */
 export const CANCEL_METHOD = '$cancel';

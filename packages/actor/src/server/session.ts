@@ -13,37 +13,15 @@ import type { ActorHandle } from '../runtime/actor-handle.js';
 import { isPushStream, type PushStream } from '../runtime/push-stream.js';
 import type { ReplySink } from '../runtime/reply-sink.js';
 import { RingQueue } from '../runtime/ring-queue.js';
+import type { SessionSocket } from './session-socket.js';
 import { CANCEL_METHOD, MAX_STREAMS_PER_CONNECTION, SessionStreams } from './session-streams.js';
+
+export type { SessionSocket } from './session-socket.js';
+
 import { wireCodeOf, wireMessageOf } from './wire-error.js';
 
 /** How long a peer gets to answer our close frame before its socket is destroyed. */
 const CLOSE_GRACE_MS = 2000;
-
-/**
- * What a session needs of its connection's socket, whatever the transport (a WebSocket, or length-prefixed records
- * over TCP): frames out, reading paused and resumed, a heartbeat, and the two ways to end it. The transport feeds the
- * session with {@link Session.frame}, {@link Session.heard} and {@link Session.socketClosed}.
- */
-export interface SessionSocket {
-  /** Whether frames may still be sent (no close sent or received). */
-  readonly open: boolean;
-  /** Sends one frame; `done` runs once it was handed to the kernel, or dropped as the socket closed. */
-  send(frame: Uint8Array, done?: () => void): void;
-  /**
-   * Sends one frame made of two parts, `head` then `body`, without copying them together (a stream's items are
-   * shared by every watcher); nothing else goes between them. `done` as for {@link send}.
-   */
-  sendParts(head: Uint8Array, body: Uint8Array, done: () => void): void;
-  /** Stops reading the peer's bytes (the kernel's buffer then fills and TCP stops the peer). */
-  pause(): void;
-  resume(): void;
-  /** Asks the peer for a sign of life; its answer comes as {@link Session.heard}. */
-  ping(): void;
-  /** Sends a close of `code` and `reason` (an error code string) and ends the connection once the peer answers. */
-  close(code: number, reason: string): void;
-  /** Destroys the connection at once, sending nothing. */
-  terminate(): void;
-}
 
 /** What one connection may hold of the server's memory before the server stops reading it (publish's options). */
 export interface SessionLimits {

@@ -32,6 +32,9 @@ export const STORAGE_WIRE_CODES = {
   [OffHeapErrorCodes.PERSIST_FAILED]: 'STORAGE_PERSIST_FAILED',
   [OffHeapErrorCodes.INCOMPATIBLE]: 'INTERNAL', // only at open
   [OffHeapErrorCodes.WORKER_FAILED]: 'INTERNAL', // parallel scans: not a KV actor call
+  [OffHeapErrorCodes.VERSION_MISMATCH]: 'INTERNAL', // the KV actor makes no checked write (yet)
+  [OffHeapErrorCodes.NOT_AN_INTEGER]: 'INTERNAL', // nor calls incr (yet)
+  [OffHeapErrorCodes.COUNTER_OVERFLOW]: 'INTERNAL', // nor calls incr (yet)
 } as const satisfies Record<EngineErrorCode | OffHeapErrorCode, ErrorCode>;
 
 /** The wire code of an error of the engine's or the map's table, or undefined for any other error. */

@@ -21,6 +21,34 @@ export interface OffHeapMapOptions<F extends FieldSpec = FieldSpec> {
   maxSharedStructures?: number;
   /** Worker threads for `scan`, `filter` and `getMany` (default: the number of cores). Started on first use. */
   threads?: number;
+  /**
+   * The owner's clock for expiries, in ms since the Unix epoch (default `Date.now`): for tests that move time. Readers
+   * in other threads (`attach`, the worker pool) read `Date.now()` in their own thread.
+   */
+  now?: () => number;
+}
+
+/** A key's value with its version and expiry (`map.getEntry`). */
+export interface MapEntry<V> {
+  readonly value: V;
+  /** Grows with each write of the key (FORMAT.md §12): the engine sequence of the write, for a persisted map. */
+  readonly version: number;
+  /** When the key expires, in ms since the Unix epoch; 0 for a key without an expiry. */
+  readonly expiresAt: number;
+}
+
+/** Options of a `set`: a check of the key's version (at most one of the two). */
+export interface SetOptions {
+  /** Write only if the key has this version (`getEntry(key).version`). */
+  ifVersion?: number;
+  /** Write only if the key is absent (or expired). */
+  ifAbsent?: boolean;
+}
+
+/** Options of a `delete`. */
+export interface DeleteOptions {
+  /** Delete only if the key has this version. */
+  ifVersion?: number;
 }
 
 /** Options of `OffHeapMap.open`: a map persisted in an engine directory. */

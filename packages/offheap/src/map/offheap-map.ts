@@ -1,7 +1,7 @@
 import type { EngineStats } from '@heapless/engine';
 import type { FieldSpec } from '@heapless/struct';
 import { closedError, invalidArgument } from '../errors.js';
-import type { Arena } from '../memory/arena.js';
+import { type Arena, NO_EXPIRY } from '../memory/arena.js';
 import type { ImageScheduleStats } from '../persist/image-schedule.js';
 import { NS_USER_META } from '../persist/persistence.js';
 import type { WorkerFunction } from '../shared/parallel-task.js';
@@ -12,12 +12,23 @@ import { type BatchResult, MapBatch } from './map-batch.js';
 import { MapChanges } from './map-changes.js';
 import { checkpointMap, type MapCheckpoint } from './map-checkpoint.js';
 import type { MapCodec } from './map-codec.js';
+import { counterDelta } from './map-counters.js';
 import type { MapIndex } from './map-index.js';
 import { MapMetadata, MemoryMetadata } from './map-meta.js';
 import { closeParts, type MapParts, memoryParts, openParts } from './map-open.js';
-import type { MapKey, MapOpenStats, OffHeapMapOpenOptions, OffHeapMapOptions, OffHeapMapStats } from './map-options.js';
+import type {
+  DeleteOptions,
+  MapEntry,
+  MapKey,
+  MapOpenStats,
+  OffHeapMapOpenOptions,
+  OffHeapMapOptions,
+  OffHeapMapStats,
+  SetOptions,
+} from './map-options.js';
 import { MapRecords } from './map-records.js';
 import { mapStats, openStats } from './map-stats.js';
+import { ANY_VERSION, checkOf } from './map-store.js';
 import { MapViews } from './map-views.js';
 import { MapWriter } from './map-writer.js';
 import { type RangeOptions, type RangePage, rangePage } from './ordered-range.js';
@@ -75,7 +86,14 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const memoryMeta = new MemoryMetadata();
     this.writer = new MapWriter(parts, memoryMeta);
     this.views = new MapViews(parts.index, parts.arena, parts.store, parts.seqlock, this.writer);
-    this.records = new MapRecords(parts.index, parts.arena, parts.codec, parts.keysAreStrings, this.writer);
+    this.records = new MapRecords(
+      parts.index,
+      parts.arena,
+      parts.codec,
+      parts.keysAreStrings,
+      this.writer,
+      parts.store.now,
+    );
     this.meta = new MapMetadata(
       parts.persistence,
       memoryMeta,
@@ -141,27 +159,59 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   /**
-   * Stores `value` under `key` (msgpack-encoded, or laid out as the map's struct) and returns the map.
-   * Throws ENCODE_FAILED / FIELD_OVERFLOW (value refused, map unchanged), KEY_TOO_LARGE, VALUE_TOO_LARGE,
-   * PERSIST_FAILED (an earlier engine write failed), CLOSED.
+   * `key`'s value with its version and expiry (FORMAT.md §12, §13): `{ value, version, expiresAt }` (`expiresAt` in
+   * ms since the epoch, 0 for a key without one), or undefined if `key` is absent or expired. Throws as `get`.
    */
-  set(key: K, value: V): this {
-    this.writer.set(key, value);
+  getEntry(key: K): MapEntry<V> | undefined {
+    if (this.closed) throw closedError('map');
+    return this.records.getEntry(key);
+  }
+
+  /**
+   * Stores `value` under `key` (msgpack-encoded, or laid out as the map's struct) and returns the map. With
+   * `options.ifVersion` the write is made only if `key` has that version, with `options.ifAbsent` only if it is
+   * absent (or expired); else it throws VERSION_MISMATCH (a `VersionMismatchError` with the key's current version)
+   * and writes nothing. The write's version is `getEntry(key).version` afterwards (`setEntry` returns it).
+   * Throws ENCODE_FAILED / FIELD_OVERFLOW (value refused, map unchanged), KEY_TOO_LARGE, VALUE_TOO_LARGE,
+   * INVALID_ARGUMENT (bad options), PERSIST_FAILED (an earlier engine write failed), CLOSED.
+   */
+  set(key: K, value: V, options?: SetOptions): this {
+    if (options === undefined) this.writer.set(key, value, ANY_VERSION, NO_EXPIRY);
+    else this.writer.set(key, value, checkOf(options), NO_EXPIRY);
     return this;
+  }
+
+  /** `set`, returning the version of the write. Same options and errors. */
+  setEntry(key: K, value: V, options?: SetOptions): number {
+    return this.writer.set(key, value, options === undefined ? ANY_VERSION : checkOf(options), NO_EXPIRY);
+  }
+
+  /**
+   * Adds `delta` (default 1; a safe integer or a bigint) to `key`'s value, a 64-bit signed integer (an absent or
+   * expired key counts as 0), as one write that keeps the key's expiry; returns the new value — a number, or a
+   * bigint beyond ±(2^53 − 1), as `get` then reads it too — and the write's version (FORMAT.md §14). Throws
+   * NOT_AN_INTEGER (the value is not such an integer), COUNTER_OVERFLOW (the result would leave int64: it never
+   * wraps) — nothing written then —, INVALID_ARGUMENT (a struct map, a bad delta or key), PERSIST_FAILED, CLOSED.
+   */
+  incr(key: K, delta: number | bigint = 1): { value: number | bigint; version: number } {
+    return this.writer.incr(key, counterDelta(delta));
   }
 
   /**
    * Stores already-serialized value bytes as they are (no decode). For struct maps `bytes` must be exactly the
-   * struct's size. Same errors as `set`.
+   * struct's size. Same options and errors as `set`.
    */
-  setBytes(key: K, bytes: Uint8Array): this {
-    this.writer.setBytes(key, bytes);
+  setBytes(key: K, bytes: Uint8Array, options?: SetOptions): this {
+    this.writer.setBytes(key, bytes, options === undefined ? ANY_VERSION : checkOf(options), NO_EXPIRY);
     return this;
   }
 
-  /** Removes `key`; true if it was present. Throws PERSIST_FAILED, CLOSED. */
-  delete(key: K): boolean {
-    return this.writer.delete(key);
+  /**
+   * Removes `key`; true if it was present. With `options.ifVersion`, only if `key` has that version, else it throws
+   * VERSION_MISMATCH and removes nothing. Throws INVALID_ARGUMENT (bad options), PERSIST_FAILED, CLOSED.
+   */
+  delete(key: K, options?: DeleteOptions): boolean {
+    return this.writer.delete(key, options === undefined ? ANY_VERSION : checkOf(options));
   }
 
   /**
@@ -192,7 +242,14 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   range(options: RangeOptions<K> = {}): RangePage<K> {
     if (this.closed) throw closedError('map');
     // A crash open's pending writes need not go in: only a persisted map has them, and its pages come from the engine.
-    return rangePage(options, this.parts.keysAreStrings, this.parts.persistence, this.index.tables(), this.arena);
+    return rangePage(
+      options,
+      this.parts.keysAreStrings,
+      this.parts.persistence,
+      this.index.tables(),
+      this.arena,
+      this.parts.store.now(),
+    );
   }
 
   /** Removes every entry (one persisted delete per key); the metadata (`meta`) stays. */

@@ -12,6 +12,7 @@ export type { MapCheckpoint } from './map/map-checkpoint.js';
 export { MAX_META_NAME_BYTES, MAX_META_VALUE_BYTES, type MapMetadata } from './map/map-meta.js';
 export {
   type DeleteOptions,
+  type ExpiryOptions,
   MAX_KEY_BYTES,
   type MapEntry,
   type MapKey,

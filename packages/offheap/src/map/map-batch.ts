@@ -28,8 +28,8 @@ import { NS_DATA, NS_USER_META } from '../persist/persistence.js';
 import { STORED_VERSION_AT, storedHeaderBytes, writeStoredHeader } from '../persist/stored-value.js';
 import type { MapCodec } from './map-codec.js';
 import { checkMetaValue, metaNameLength } from './map-meta.js';
-import { MAX_KEY_BYTES, type MapKey } from './map-options.js';
-import { checkOf } from './map-store.js';
+import { type ExpiryOptions, MAX_KEY_BYTES, type MapKey } from './map-options.js';
+import { checkOf, expiresAtOf } from './map-store.js';
 
 /** What a batch's `write` resolves to. */
 export interface BatchResult {
@@ -165,11 +165,15 @@ export interface BatchCommitter {
 export class MapBatch<K extends MapKey = string, V = unknown> {
   private readonly ops = new BatchOps();
 
-  /** `committer` applies the batch to its map (the map's write core); `codec` encodes `set`'s values. */
+  /**
+   * `committer` applies the batch to its map (the map's write core); `codec` encodes `set`'s values; `now` is the
+   * map's clock, from which a `ttl` is counted when the operation is added.
+   */
   constructor(
     private readonly codec: MapCodec,
     private readonly keysAreStrings: boolean,
     private readonly committer: BatchCommitter,
+    private readonly now: () => number,
   ) {}
 
   /** Operations in the batch. */
@@ -179,19 +183,22 @@ export class MapBatch<K extends MapKey = string, V = unknown> {
 
   /**
    * Adds a set of `key` to `value`, encoded now by the map's codec. Throws INVALID_ARGUMENT (key of the wrong kind
-   * or ill-formed), KEY_TOO_LARGE, VALUE_TOO_LARGE, ENCODE_FAILED / FIELD_OVERFLOW; the batch is then unchanged.
+   * or ill-formed, a bad `ttl`/`expiresAt`), KEY_TOO_LARGE, VALUE_TOO_LARGE, ENCODE_FAILED / FIELD_OVERFLOW; the
+   * batch is then unchanged. `options`: when the key expires (`ttl` counted from now).
    */
-  set(key: K, value: V): this {
+  set(key: K, value: V, options?: ExpiryOptions): this {
     const klen = this.keyLength(key);
+    const expiresAt = options === undefined ? NO_EXPIRY : expiresAtOf(options, this.now());
     const bytes = this.codec.encode(value);
-    return this.add(SET, key, klen, bytes);
+    return this.add(SET, key, klen, bytes, expiresAt);
   }
 
   /** Adds a set of `key` to the value bytes `bytes` as they are (a struct map's must be one record). As `set`. */
-  setBytes(key: K, bytes: Uint8Array): this {
+  setBytes(key: K, bytes: Uint8Array, options?: ExpiryOptions): this {
     const klen = this.keyLength(key);
+    const expiresAt = options === undefined ? NO_EXPIRY : expiresAtOf(options, this.now());
     this.codec.checkBytes(bytes);
-    return this.add(SET, key, klen, bytes);
+    return this.add(SET, key, klen, bytes, expiresAt);
   }
 
   /**
@@ -273,15 +280,16 @@ export class MapBatch<K extends MapKey = string, V = unknown> {
   }
 
   /** Appends one operation, after the check of a set's record size. */
-  private add(kind: number, key: MapKey, klen: number, value: Uint8Array | null): this {
+  private add(kind: number, key: MapKey, klen: number, value: Uint8Array | null, expiresAt = NO_EXPIRY): this {
     const vlen = value === null ? 0 : value.length;
-    if (kind === SET && recordBytes(klen, vlen) > MAX_RECORD_BYTES) {
+    const bytes = recordBytes(klen, vlen, expiresAt !== NO_EXPIRY);
+    if (kind === SET && bytes > MAX_RECORD_BYTES) {
       throw new OffHeapError(
         OffHeapErrorCodes.VALUE_TOO_LARGE,
-        `record of ${recordBytes(klen, vlen)} bytes exceeds the ${MAX_RECORD_BYTES}-byte limit`,
+        `record of ${bytes} bytes exceeds the ${MAX_RECORD_BYTES}-byte limit`,
       );
     }
-    this.ops.add(kind, key, klen, value, NO_EXPIRY);
+    this.ops.add(kind, key, klen, value, expiresAt);
     return this;
   }
 }

@@ -32,7 +32,7 @@ import {
   packImageMeta,
   prepareDirectory,
 } from '../persist/persistence.js';
-import { StoredValue } from '../persist/stored-value.js';
+import { StoredValue, storedExpiryFilter } from '../persist/stored-value.js';
 import type { StructLayout } from '../struct.js';
 import { ImagePages } from './image-pages.js';
 import { MapCodec } from './map-codec.js';
@@ -188,7 +188,8 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
   try {
     // The WAL after the image's tag stays until a newer image is written: an open after a crash replays it.
     const pin = typeof pending === 'string' ? {} : { retainWalAfter: Math.max(-1, pending.sequence - 1) };
-    engine = await Engine.open(options.dir, { ...options.engine, sync, ...pin });
+    const expiryFilter = storedExpiryFilter(s.structType?.size ?? null);
+    engine = await Engine.open(options.dir, { ...options.engine, sync, ...pin, expiryFilter });
   } catch (err) {
     if (typeof pending !== 'string') pending.drop();
     throw err;
@@ -341,6 +342,7 @@ function restoreImage(parts: MapParts, image: ImageContent): void {
   table.tombstones = image.tombstones;
   parts.index.restore(table, image.entries);
   parts.store.payload = image.payload;
+  parts.store.rebuildExpiries();
 }
 
 /**

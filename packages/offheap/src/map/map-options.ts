@@ -37,8 +37,16 @@ export interface MapEntry<V> {
   readonly expiresAt: number;
 }
 
-/** Options of a `set`: a check of the key's version (at most one of the two). */
-export interface SetOptions {
+/** When a written key expires (at most one of the two; neither: never). */
+export interface ExpiryOptions {
+  /** Expire this many milliseconds (> 0) after the write. */
+  ttl?: number;
+  /** Expire at this time, in ms since the Unix epoch (> 0). */
+  expiresAt?: number;
+}
+
+/** Options of a `set`: its expiry, and a check of the key's version (at most one of the two). */
+export interface SetOptions extends ExpiryOptions {
   /** Write only if the key has this version (`getEntry(key).version`). */
   ifVersion?: number;
   /** Write only if the key is absent (or expired). */
@@ -143,6 +151,10 @@ export interface OffHeapMapStats {
   payloadBytes: number;
   /** Bytes of freed blocks waiting for reuse, plus unusable segment tails. */
   garbageBytes: number;
+  /** Keys in the index that have an expiry (expired ones the active expiry has not removed yet included). */
+  expiring: number;
+  /** Bytes of the expiry index (off the JS heap: FORMAT.md §13). */
+  expiryIndexBytes: number;
   segments: number;
   /** `'memory'`: a memory-only map; `'scan'`: rebuilt from the engine at open; `'image'`: loaded from its map image. */
   loadedFrom: MapSource;

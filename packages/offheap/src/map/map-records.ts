@@ -58,6 +58,12 @@ export class MapRecords<K extends MapKey, V, F extends FieldSpec> {
     return this.codec.decode(a, seg, off + RECORD_HEADER_BYTES + this.probe.keyLength, a.valueLength(seg, off)) as V;
   }
 
+  /** `key`'s expiry (NO_EXPIRY: none), or undefined if it is absent or expired. Throws INVALID_ARGUMENT. */
+  expiryOf(key: K): number | undefined {
+    const loc = this.lookup(key);
+    return loc < 0 ? undefined : this.arena.expiresAt(locSegment(loc), locOffset(loc));
+  }
+
   /** True if `key` is present. Throws INVALID_ARGUMENT. */
   has(key: K): boolean {
     return this.lookup(key) >= 0;
@@ -103,6 +109,7 @@ export class MapRecords<K extends MapKey, V, F extends FieldSpec> {
         this.codec.msgpack,
         this.codec.structType,
         () => true,
+        this.now(),
       );
       out.push(fn(cursor, arg));
     }

@@ -8,6 +8,9 @@ import { invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { hashBytes, writeUtf8 } from '../key-bytes.js';
 import {
   type Arena,
+  FLAG_LIVE,
+  FLAGS_AT,
+  LOC_TOMBSTONE,
   locOffset,
   locSegment,
   MAX_RECORD_BYTES,
@@ -15,6 +18,7 @@ import {
   RECORD_HEADER_BYTES,
   recordBytes,
 } from '../memory/arena.js';
+import { ExpiryHeap } from '../memory/expiry-heap.js';
 import { sizeClassOf } from '../memory/size-class.js';
 import type { KeyProbe, MapIndex } from './map-index.js';
 import { MAX_KEY_BYTES, type MapKey } from './map-options.js';
@@ -25,6 +29,9 @@ import type { Seqlock } from './seqlock.js';
 export const ABSENT = -1;
 /** A write's check that passes whatever the key's version. */
 export const ANY_VERSION = -2;
+/** What `MapStore.delete` removed: a record reads saw, or one whose expiry had passed. */
+export const REMOVED_LIVE = 1;
+export const REMOVED_EXPIRED = 0;
 
 /**
  * The check a write's options ask for: ANY_VERSION, ABSENT (`ifAbsent: true`) or the `ifVersion`. Throws
@@ -44,6 +51,23 @@ export function checkOf(options: { ifVersion?: unknown; ifAbsent?: unknown }): n
   return ifVersion;
 }
 
+/**
+ * The absolute expiry the options ask for at `now` (NO_EXPIRY: none). Throws INVALID_ARGUMENT for a `ttl` or
+ * `expiresAt` that is not a positive finite number, or both.
+ */
+export function expiresAtOf(options: { ttl?: unknown; expiresAt?: unknown }, now: number): number {
+  const { ttl, expiresAt } = options;
+  if (ttl === undefined && expiresAt === undefined) return NO_EXPIRY;
+  if (ttl !== undefined && expiresAt !== undefined) throw invalidArgument('ttl and expiresAt cannot both be given');
+  const n = ttl ?? expiresAt;
+  if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0) {
+    throw invalidArgument(
+      `${ttl === undefined ? 'expiresAt' : 'ttl'} must be a positive number of ms, got ${String(n)}`,
+    );
+  }
+  return ttl === undefined ? n : now + n;
+}
+
 export class MapStore {
   /** Bytes of headers, keys and values of live records, without class padding (`stats().payloadBytes`). */
   payload = 0;
@@ -52,6 +76,13 @@ export class MapStore {
    * lower re-finds its key instead of reading a block that may hold another record now.
    */
   reclaims = 0;
+  /** Live records that have an expiry (`stats().expiring`). */
+  expiring = 0;
+  /**
+   * The expiry index (memory/expiry-heap.ts): an entry per write of a record with an expiry, checked lazily against
+   * the record at its location when it comes due (map-expiry.ts).
+   */
+  readonly expiries = new ExpiryHeap();
   /** What the store's lookups learn of their key, for the write that follows (the store's own: reused). */
   private readonly probe: KeyProbe;
 
@@ -81,6 +112,55 @@ export class MapStore {
     if (slot < 0) return -1;
     const loc = this.probe.location(slot);
     return this.expired(locSegment(loc), locOffset(loc)) ? -1 : loc;
+  }
+
+  /**
+   * The key of the record at `loc` if that block holds a live record whose expiry is at or before `now` (an entry of
+   * the expiry heap, checked), as a view of the arena starting one byte before the key (where an engine key's
+   * namespace byte would be: see `removeExpired`); else null.
+   */
+  expiredKeyAt(loc: number, now: number): Uint8Array | null {
+    const arena = this.arena;
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
+    if (seg >= arena.u8.length || (arena.u8[seg]![off + FLAGS_AT]! & FLAG_LIVE) === 0) return null;
+    const e = arena.expiresAt(seg, off);
+    if (e === NO_EXPIRY || e > now) return null;
+    const k = off + RECORD_HEADER_BYTES;
+    return arena.u8[seg]!.subarray(k - 1, k + arena.keyLength(seg, off));
+  }
+
+  /** True if the block at `loc` holds a live record whose expiry is `expiresAt` (a heap entry still current). */
+  holdsExpiry(loc: number, expiresAt: number): boolean {
+    const arena = this.arena;
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
+    return (arena.u8[seg]![off + FLAGS_AT]! & FLAG_LIVE) !== 0 && arena.expiresAt(seg, off) === expiresAt;
+  }
+
+  /** Removes the record of `key`, a view `expiredKeyAt` returned (its first byte is not part of the key). */
+  removeExpired(key: Uint8Array): void {
+    const slot = this.index.findEngineKey(key, this.probe);
+    if (slot >= 0) this.remove(slot);
+  }
+
+  /**
+   * After an image load: the expiry heap and `expiring` from the records themselves (the image holds neither), one
+   * pass over the index reading each record's flags.
+   */
+  rebuildExpiries(): void {
+    const arena = this.arena;
+    for (const t of this.index.tables()) {
+      const slots = t.slots;
+      for (let i = 0; i < t.capacity; i++) {
+        const loc = slots[i * 2 + 1]!;
+        if (loc <= LOC_TOMBSTONE) continue;
+        const e = arena.expiresAt(locSegment(loc), locOffset(loc));
+        if (e === NO_EXPIRY) continue;
+        this.expiring++;
+        this.expiries.push(e, loc);
+      }
+    }
   }
 
   /** The UTF-8 length of the key the last lookup looked up. */
@@ -124,12 +204,17 @@ export class MapStore {
     else if (slot >= 0) this.remove(slot);
   }
 
-  /** Deletes `key`'s record; false if there is none. Throws INVALID_ARGUMENT (key of the wrong kind). */
-  delete(key: MapKey): boolean {
+  /**
+   * Deletes `key`'s record: REMOVED_LIVE, REMOVED_EXPIRED (a record whose expiry had passed, which reads no longer
+   * saw), or ABSENT if there is none. Throws INVALID_ARGUMENT (key of the wrong kind).
+   */
+  delete(key: MapKey): number {
     const slot = this.index.find(key, this.probe);
-    if (slot < 0) return false;
+    if (slot < 0) return ABSENT;
+    const loc = this.probe.location(slot);
+    const expired = this.expired(locSegment(loc), locOffset(loc));
     this.remove(slot);
-    return true;
+    return expired ? REMOVED_EXPIRED : REMOVED_LIVE;
   }
 
   /** Deletes the record in `slot`, which the store's probe just found. */
@@ -139,6 +224,7 @@ export class MapStore {
     const seg = locSegment(loc);
     const off = locOffset(loc);
     this.payload -= this.recordBytesAt(seg, off, probe.keyLength);
+    if (this.arena.expiresAt(seg, off) !== NO_EXPIRY) this.expiring--;
     this.index.remove(slot, probe);
     this.reclaims++;
   }
@@ -179,6 +265,7 @@ export class MapStore {
       const seg = locSegment(oldLoc);
       const off = locOffset(oldLoc);
       this.payload -= this.recordBytesAt(seg, off, klen);
+      if (arena.expiresAt(seg, off) !== NO_EXPIRY) this.expiring--;
       if (arena.sizeClass(seg, off) === sizeClassOf((bytes + 7) >>> 3)) {
         // Same block size: overwrite the value in place.
         this.seqlock.lock(h);
@@ -209,6 +296,10 @@ export class MapStore {
       index.insert(h, loc, grew || keyOff !== 0);
     }
     this.payload += bytes;
+    if (expiresAt !== NO_EXPIRY) {
+      this.expiring++;
+      this.expiries.push(expiresAt, loc);
+    }
     if (index.migrateStep()) this.sharing.publish();
     return loc;
   }

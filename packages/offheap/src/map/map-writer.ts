@@ -26,7 +26,7 @@ import { addCounter } from './map-counters.js';
 import type { MemoryMetadata } from './map-meta.js';
 import type { MapParts } from './map-open.js';
 import type { MapSharing } from './map-sharing.js';
-import { ABSENT, ANY_VERSION, type MapStore } from './map-store.js';
+import { ABSENT, ANY_VERSION, type MapStore, REMOVED_LIVE } from './map-store.js';
 import type { PendingSuffix } from './pending-suffix.js';
 
 /**
@@ -106,10 +106,12 @@ export class MapWriter implements BatchCommitter {
     this.checkWritable();
     if (this.pending !== null) this.owe(key);
     if (check !== ANY_VERSION) this.check(key, check);
-    if (!this.store.delete(key)) return false;
+    const removed = this.store.delete(key);
+    if (removed === ABSENT) return false;
+    // An expired record goes too (the engine still holds it), but it was absent to reads: false, as for none.
     if (this.persistence === null) this.counter++;
     else this.persistence.del(key);
-    return true;
+    return removed === REMOVED_LIVE;
   }
 
   /**
@@ -135,6 +137,51 @@ export class MapWriter implements BatchCommitter {
     const value = addCounter(key, current, delta);
     const bytes = this.codec.encode(value);
     return { value, version: this.put(key, bytes, expiresAt) };
+  }
+
+  /**
+   * Gives `key` the expiry `expiresAt` (NO_EXPIRY: none), as a write of its value as it is (a new version, persisted);
+   * returns false, writing nothing, if `key` is absent (or expired), or if `onlyIfExpiring` and it has no expiry.
+   */
+  setExpiry(key: MapKey, expiresAt: number, onlyIfExpiring: boolean): boolean {
+    this.checkWritable();
+    if (this.pending !== null) this.owe(key);
+    const store = this.store;
+    const loc = store.liveLocation(key);
+    if (loc < 0) return false;
+    const arena = store.arena;
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
+    if (onlyIfExpiring && arena.expiresAt(seg, off) === NO_EXPIRY) return false;
+    const start = off + RECORD_HEADER_BYTES + store.keyLength;
+    // A view of the record itself: the store writes it in place (the same bytes) or into a new block it fills
+    // before it frees this one.
+    this.put(key, arena.u8[seg]!.subarray(start, start + arena.valueLength(seg, off)), expiresAt);
+    return true;
+  }
+
+  /**
+   * Removes up to `max` keys whose expiry is at or before `now`, taking them from the expiry heap (stale entries are
+   * dropped on the way), each as a delete in the engine; returns how many entries it took (removed or stale).
+   */
+  expireDue(now: number, max: number): number {
+    if (this.closed || (this.persistence !== null && this.persistence.failure !== undefined)) return 0;
+    // A key's writes still owed by a crash open come before its expiry (the record may be other than the heap says).
+    this.settle();
+    const store = this.store;
+    const heap = store.expiries;
+    let n = 0;
+    while (n < max && heap.next <= now) {
+      const key = store.expiredKeyAt(heap.nextLocation, now);
+      heap.pop();
+      n++;
+      if (key === null) continue;
+      // The engine's delete first: it copies the key, which the removal frees.
+      if (this.persistence === null) this.counter++;
+      else this.persistence.del(key.subarray(1));
+      store.removeExpired(key);
+    }
+    return n;
   }
 
   /**

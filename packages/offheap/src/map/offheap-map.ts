@@ -13,6 +13,7 @@ import { MapChanges } from './map-changes.js';
 import { checkpointMap, type MapCheckpoint } from './map-checkpoint.js';
 import type { MapCodec } from './map-codec.js';
 import { counterDelta } from './map-counters.js';
+import { MapExpiry } from './map-expiry.js';
 import type { MapIndex } from './map-index.js';
 import { MapMetadata, MemoryMetadata } from './map-meta.js';
 import { closeParts, type MapParts, memoryParts, openParts } from './map-open.js';
@@ -28,7 +29,7 @@ import type {
 } from './map-options.js';
 import { MapRecords } from './map-records.js';
 import { mapStats, openStats } from './map-stats.js';
-import { ANY_VERSION, checkOf } from './map-store.js';
+import { ANY_VERSION, checkOf, expiresAtOf } from './map-store.js';
 import { MapViews } from './map-views.js';
 import { MapWriter } from './map-writer.js';
 import { type RangeOptions, type RangePage, rangePage } from './ordered-range.js';
@@ -71,6 +72,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private readonly records: MapRecords<K, V, F>;
   /** The engine directory of a persisted map. */
   private readonly dir: string | null;
+  private readonly expiry: MapExpiry;
   private closed = false;
   private changeFeed: MapChanges | undefined;
 
@@ -104,6 +106,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       NS_USER_META,
     );
     parts.pending?.start();
+    this.expiry = new MapExpiry(this.writer, parts.store);
+    this.expiry.start();
     this.dir = (options as Partial<OffHeapMapOpenOptions<F>>).dir ?? null;
   }
 
@@ -177,13 +181,55 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    */
   set(key: K, value: V, options?: SetOptions): this {
     if (options === undefined) this.writer.set(key, value, ANY_VERSION, NO_EXPIRY);
-    else this.writer.set(key, value, checkOf(options), NO_EXPIRY);
+    else this.writer.set(key, value, checkOf(options), expiresAtOf(options, this.parts.store.now()));
     return this;
   }
 
   /** `set`, returning the version of the write. Same options and errors. */
   setEntry(key: K, value: V, options?: SetOptions): number {
-    return this.writer.set(key, value, options === undefined ? ANY_VERSION : checkOf(options), NO_EXPIRY);
+    if (options === undefined) return this.writer.set(key, value, ANY_VERSION, NO_EXPIRY);
+    return this.writer.set(key, value, checkOf(options), expiresAtOf(options, this.parts.store.now()));
+  }
+
+  /**
+   * Makes `key` expire `ttl` milliseconds from now (a write of its value as it is: a new version); a `ttl` ≤ 0
+   * deletes it. Returns false (nothing written) if `key` is absent or expired. Throws INVALID_ARGUMENT (a `ttl` that
+   * is not a finite number, a bad key), PERSIST_FAILED, CLOSED.
+   */
+  expire(key: K, ttl: number): boolean {
+    if (typeof ttl !== 'number' || !Number.isFinite(ttl))
+      throw invalidArgument(`ttl must be a number of ms, got ${ttl}`);
+    if (ttl <= 0) return this.writer.delete(key, ANY_VERSION);
+    return this.writer.setExpiry(key, this.parts.store.now() + ttl, false);
+  }
+
+  /**
+   * Removes `key`'s expiry (a write: a new version); false (nothing written) if `key` is absent, expired or has no
+   * expiry. Throws as `expire`.
+   */
+  persist(key: K): boolean {
+    return this.writer.setExpiry(key, NO_EXPIRY, true);
+  }
+
+  /**
+   * The milliseconds left before `key` expires (rounded up), -1 if it has no expiry, -2 if it is absent or expired
+   * (Redis's PTTL). Throws INVALID_ARGUMENT, CLOSED.
+   */
+  ttl(key: K): number {
+    if (this.closed) throw closedError('map');
+    const e = this.records.expiryOf(key);
+    if (e === undefined) return -2;
+    return e === NO_EXPIRY ? -1 : Math.ceil(e - this.parts.store.now());
+  }
+
+  /**
+   * Removes now every key whose expiry has passed (what the map's timer does by itself in slices of about 1 ms every
+   * 100 ms); returns how many entries of the expiry index it took (removed keys and stale entries). For tests and for
+   * an owner that drives expiry itself. Throws CLOSED.
+   */
+  expireNow(): number {
+    if (this.closed) throw closedError('map');
+    return this.expiry.runNow();
   }
 
   /**
@@ -202,7 +248,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * struct's size. Same options and errors as `set`.
    */
   setBytes(key: K, bytes: Uint8Array, options?: SetOptions): this {
-    this.writer.setBytes(key, bytes, options === undefined ? ANY_VERSION : checkOf(options), NO_EXPIRY);
+    if (options === undefined) this.writer.setBytes(key, bytes, ANY_VERSION, NO_EXPIRY);
+    else this.writer.setBytes(key, bytes, checkOf(options), expiresAtOf(options, this.parts.store.now()));
     return this;
   }
 
@@ -220,7 +267,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * none of it — and resolves with the batch's engine `sequence` once durable.
    */
   batch(): MapBatch<K, V> {
-    return new MapBatch<K, V>(this.codec, this.parts.keysAreStrings, this.writer);
+    return new MapBatch<K, V>(this.codec, this.parts.keysAreStrings, this.writer, this.parts.store.now);
   }
 
   /**
@@ -433,6 +480,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.expiry.close();
     this.views.close();
     this.records.close();
     this.writer.close();

@@ -12,7 +12,9 @@
  * new ones are mixed until each key is rewritten): format 2 starts with the marker, is long enough for its flags,
  * and in a struct map is not exactly the layout's size, which every format-1 struct value is.
  */
+import type { ExpiryFilter } from '@heapless/engine';
 import { NO_EXPIRY } from '../memory/arena.js';
+import { NS_DATA } from './persistence.js';
 
 export const STORED_MARKER = 0xc1;
 /** Flags bit: an expiresAt follows the version. */
@@ -23,6 +25,23 @@ export const STORED_VERSION_AT = 2;
 export const STORED_EXPIRES_AT = 10;
 const HEADER_BYTES = 10;
 const HEADER_WITH_EXPIRY_BYTES = 18;
+
+/**
+ * The engine's compaction filter for a map's stored values (engine compaction/expiry-filter.ts): keys of the data
+ * namespace, the marker, the expiry flag, the expiresAt; a struct map's values of exactly the layout's size are
+ * format-1 values (no header) and never expire.
+ */
+export function storedExpiryFilter(structSize: number | null): ExpiryFilter {
+  return {
+    keyPrefix: Uint8Array.of(NS_DATA),
+    markerOffset: 0,
+    marker: STORED_MARKER,
+    flagsOffset: STORED_FLAGS_AT,
+    flagsMask: STORED_EXPIRES,
+    expiresAtOffset: STORED_EXPIRES_AT,
+    skipLength: structSize ?? -1,
+  };
+}
 
 /** Header bytes of a stored value of this expiry (NO_EXPIRY: none). */
 export function storedHeaderBytes(expiresAt: number): number {

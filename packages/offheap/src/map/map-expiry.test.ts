@@ -119,6 +119,17 @@ describe('expiry', () => {
     await engine.close();
   });
 
+  it('keeps the expiry index the size of its expiring keys when keys are rewritten with long TTLs', () => {
+    const map = new OffHeapMap<string, unknown>({ threads: 1 });
+    for (let i = 0; i < 20_000; i++) map.set(`k${i % 10}`, i, { ttl: 3_600_000 });
+    const grown = map.stats().expiryIndexBytes;
+    expect(grown).toBeGreaterThanOrEqual(20_000 * 16);
+    expect(map.expireNow()).toBe(0);
+    expect(map.stats().expiryIndexBytes).toBeLessThan(grown / 4);
+    expect(map.stats().expiring).toBe(10);
+    expect(map.ttl('k3')).toBeGreaterThan(3_599_000);
+  });
+
   it('a checkpoint carries the expiries, in its image and in its engine', async () => {
     const c = clock();
     const map = await OffHeapMap.open<string, unknown>({ dir: freshDir(), now: c.now, threads: 1 });

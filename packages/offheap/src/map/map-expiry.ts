@@ -50,7 +50,10 @@ export class MapExpiry {
   }
 
   private readonly tick = (): void => {
-    if (this.slice === null && this.store.expiries.next <= this.store.now()) this.runSlice();
+    if (this.slice !== null) return;
+    if (this.store.expiries.next <= this.store.now()) this.runSlice();
+    // Keys rewritten with long TTLs leave stale entries that come due late: drop them before they pile up.
+    else this.compactIfStale();
   };
 
   private readonly runSlice = (): void => {

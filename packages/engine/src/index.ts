@@ -5,6 +5,7 @@ export { linkOrCopy } from './base/link-or-copy.js';
 export { MAX_TIMER_MS } from './base/max-timer.js';
 export type { Compression, EngineOptions } from './base/options.js';
 export { pathWithin, realPath } from './base/real-path.js';
+export type { ExpiryFilter } from './compaction/expiry-filter.js';
 export { Engine, type EngineStats, type ReadOptions, type WriteOperation, type WriteOptions } from './db/engine.js';
 export { openFollower } from './db/follower.js';
 export type { TableInfo } from './db/properties.js';

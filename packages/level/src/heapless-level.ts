@@ -65,6 +65,7 @@ const ENGINE_OPTION_NAMES: Readonly<Record<keyof EngineOptions, true>> = {
   periodicCompaction: true,
   retainWalAfter: true,
   walRetentionBytes: true,
+  expiryFilter: true,
 };
 
 /** Keys deleted per engine batch by `clear()`. */

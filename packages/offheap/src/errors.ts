@@ -34,6 +34,15 @@ export const OFFHEAP_ERRORS = {
   HEAPLESS_ERR_OFFHEAP_INCOMPATIBLE: { message: 'the directory holds another kind of map' },
   /** A parallel task (scan, filter, getMany) failed inside a worker thread. The worker's error is the `cause`. */
   HEAPLESS_ERR_OFFHEAP_WORKER_FAILED: { message: 'a parallel task failed in a worker' },
+  /**
+   * A write's check failed (`ifVersion`, `ifAbsent`, a batch's `check`): the key's version is not the one expected.
+   * Nothing was written. The error (`VersionMismatchError`) carries the key's current version, or null if absent.
+   */
+  HEAPLESS_ERR_OFFHEAP_VERSION_MISMATCH: { message: 'version mismatch' },
+  /** `incr` of a key whose value is not an integer within 64-bit signed range. Nothing was written. */
+  HEAPLESS_ERR_OFFHEAP_NOT_AN_INTEGER: { message: 'the value is not a 64-bit signed integer' },
+  /** `incr` whose result would leave the 64-bit signed range (it never wraps). Nothing was written. */
+  HEAPLESS_ERR_OFFHEAP_COUNTER_OVERFLOW: { message: 'counter overflow' },
 } as const satisfies Record<`HEAPLESS_ERR_OFFHEAP_${string}`, { message: string }>;
 
 /** A stable offheap error code, e.g. `'HEAPLESS_ERR_OFFHEAP_CLOSED'`. */
@@ -71,4 +80,28 @@ export function invalidArgument(message: string): OffHeapError {
 
 export function closedError(what: string): OffHeapError {
   return new OffHeapError(OffHeapErrorCodes.CLOSED, `${what} is closed`);
+}
+
+/** A failed check of a write (VERSION_MISMATCH): what the key's version is, and what the write expected. */
+export class VersionMismatchError extends OffHeapError {
+  /**
+   * `expected`: the version the write was to find, or -1 for "absent"; `current`: the key's version, or null when
+   * it is absent (or expired).
+   */
+  constructor(
+    readonly key: string | Uint8Array,
+    expected: number,
+    readonly current: number | null,
+  ) {
+    super(
+      OffHeapErrorCodes.VERSION_MISMATCH,
+      `key ${keyText(key)} is ${current === null ? 'absent' : `at version ${current}`}, the write expected ${expected < 0 ? 'it absent' : `version ${expected}`}`,
+    );
+    this.name = 'VersionMismatchError';
+  }
+}
+
+/** A key as an error message names it: a string key quoted, a byte key in hex. */
+export function keyText(key: string | Uint8Array): string {
+  return typeof key === 'string' ? JSON.stringify(key) : `0x${Buffer.from(key).toString('hex')}`;
 }

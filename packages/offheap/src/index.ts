@@ -5,18 +5,23 @@ export {
   OffHeapError,
   type OffHeapErrorCode,
   OffHeapErrorCodes,
+  VersionMismatchError,
 } from './errors.js';
-export { type BatchResult, type BatchWriteOptions, MapBatch } from './map/map-batch.js';
+export { type BatchResult, type BatchWriteOptions, MapBatch, type VersionCheck } from './map/map-batch.js';
 export type { ChangesSince, ChangeVisitor, MapChanges } from './map/map-changes.js';
 export type { MapCheckpoint } from './map/map-checkpoint.js';
 export { MAX_META_NAME_BYTES, MAX_META_VALUE_BYTES, type MapMetadata } from './map/map-meta.js';
 export {
+  type DeleteOptions,
+  type ExpiryOptions,
   MAX_KEY_BYTES,
+  type MapEntry,
   type MapKey,
   type MapOpenStats,
   type OffHeapMapOpenOptions,
   type OffHeapMapOptions,
   type OffHeapMapStats,
+  type SetOptions,
 } from './map/map-options.js';
 export { OffHeapMap } from './map/offheap-map.js';
 export type { RangeOptions, RangePage } from './map/ordered-range.js';
@@ -29,7 +34,14 @@ export {
 } from './persist/image.js';
 export { ImageStreamCheck, VerifiedImage } from './persist/image-check.js';
 export type { ImageScheduleStats } from './persist/image-schedule.js';
-export { MAP_RECORD_RANGE, type MapEngineKey, mapEngineKey, mapRecordKey, readMapMeta } from './persist/map-keys.js';
+export {
+  MAP_RECORD_RANGE,
+  type MapEngineKey,
+  mapEngineKey,
+  mapRecordKey,
+  mapRecordValue,
+  readMapMeta,
+} from './persist/map-keys.js';
 export { type ImageLoader, type NativeStatus, nativeStatus } from './persist/native.js';
 export type { MapMeta } from './persist/persistence.js';
 export { attach, OffHeapMapReader } from './shared/offheap-reader.js';

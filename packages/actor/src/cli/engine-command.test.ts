@@ -129,7 +129,7 @@ describe('heapless engine', () => {
     expect(heapless('engine', 'dump', mapDir, '--raw', '--limit', '1').stdout).toMatch(/^0x00/);
     expect(heapless('engine', 'dump', mapDir, '--raw').stdout).toMatch(/^0x01683a31 => /m);
     const stats = heapless('engine', 'stats', mapDir);
-    expect(stats.stdout).toMatch(/^map: format 1, string keys, msgpack values$/m);
+    expect(stats.stdout).toMatch(/^map: format 2, string keys, msgpack values$/m);
     expect(stats.stdout).toMatch(/^map metadata: schema$/m);
     const statsJson = JSON.parse(heapless('engine', 'stats', mapDir, '--json').stdout) as { map: unknown };
     expect(statsJson.map).toMatchObject({ meta: { keys: 'string', codec: 'msgpack' }, metaNames: ['schema'] });

@@ -91,8 +91,8 @@ export async function dumpEntries(
         lt: args.end === undefined ? lt : offheap.mapRecordKey(args.end),
       };
       const keyAsHex = map.keys === 'bytes';
-      for await (const [k, value] of engine.iterator(bounds)) {
-        if (!each({ key: k.subarray(1), value, keyAsHex })) break;
+      for await (const [k, stored] of engine.iterator(bounds)) {
+        if (!each({ key: k.subarray(1), value: offheap.mapRecordValue(stored).value, keyAsHex })) break;
       }
     }
   }

@@ -38,6 +38,9 @@ export const WIRE_CODES = {
   [OffHeapErrorCodes.PERSIST_FAILED]: 'STORAGE_PERSIST_FAILED',
   [OffHeapErrorCodes.INCOMPATIBLE]: 'INTERNAL', // only at open
   [OffHeapErrorCodes.WORKER_FAILED]: 'INTERNAL', // parallel scans: not a KV actor call
+  [OffHeapErrorCodes.VERSION_MISMATCH]: 'INTERNAL', // the KV actor makes no checked write (yet)
+  [OffHeapErrorCodes.NOT_AN_INTEGER]: 'INTERNAL', // nor calls incr (yet)
+  [OffHeapErrorCodes.COUNTER_OVERFLOW]: 'INTERNAL', // nor calls incr (yet)
   // A write through a following server's change log: what is wrong with the write itself keeps its meaning...
   [ReplicaErrorCodes.KEY_TOO_LARGE]: 'KEY_TOO_LARGE',
   [ReplicaErrorCodes.VALUE_TOO_LARGE]: 'VALUE_TOO_LARGE',

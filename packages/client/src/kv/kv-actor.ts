@@ -41,6 +41,10 @@ export interface KvStats {
   payloadBytes: number;
   /** Bytes of freed blocks waiting for reuse, plus unusable segment tails. */
   garbageBytes: number;
+  /** Keys with an expiry (expired ones not removed yet included). */
+  expiring: number;
+  /** Bytes of the map's expiry index (off the JS heap). */
+  expiryIndexBytes: number;
   segments: number;
   /** `'memory'`: a memory-only map; `'scan'`: rebuilt from the engine at open; `'image'`: loaded from its map image. */
   loadedFrom: 'memory' | 'scan' | 'image';

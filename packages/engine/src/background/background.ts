@@ -239,6 +239,8 @@ export class BackgroundWork {
         outputNumbers,
         deeper,
         smallestSnapshot: this.snapshots.oldest(this.versions.lastSequence),
+        expiryFilter: this.options.expiryFilter,
+        now: Date.now(),
         targetFileSize: this.options.targetFileSize,
         builder: this.builder,
       });

@@ -2,6 +2,7 @@
  * Engine options, with LevelDB's defaults as the guide, and their validation. `resolveOptions` returns a complete,
  * frozen set so that the rest of the engine never deals with `undefined`.
  */
+import { checkExpiryFilter, type ExpiryFilter } from '../compaction/expiry-filter.js';
 import { invalidArgument } from './errors.js';
 
 /**
@@ -96,6 +97,11 @@ export interface EngineOptions {
    * logs, only those the pin keeps. Default 0: none.
    */
   walRetentionBytes?: number;
+  /**
+   * Where the values carry an expiry (compaction/expiry-filter.ts): compactions turn an entry whose expiry has passed
+   * into a tombstone. The offheap map gives its own (FORMAT.md §13 of @heapless/offheap). Default null: none.
+   */
+  expiryFilter?: ExpiryFilter | null;
 }
 
 export type ResolvedOptions = Readonly<Required<EngineOptions>>;
@@ -129,6 +135,7 @@ const DEFAULTS: ResolvedOptions = {
   periodicCompaction: false,
   retainWalAfter: -1,
   walRetentionBytes: 0,
+  expiryFilter: null,
 };
 
 function int(name: string, v: number, min: number, max: number): number {
@@ -180,6 +187,7 @@ export function resolveOptions(options: EngineOptions = {}): ResolvedOptions {
   checkSchedule(o.periodicCompaction);
   int('retainWalAfter', o.retainWalAfter, -1, Number.MAX_SAFE_INTEGER);
   int('walRetentionBytes', o.walRetentionBytes, 0, Number.MAX_SAFE_INTEGER);
+  checkExpiryFilter(o.expiryFilter);
   return Object.freeze(o);
 }
 

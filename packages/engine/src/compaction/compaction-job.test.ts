@@ -42,7 +42,32 @@ function dump(n: number): string[] {
   return out;
 }
 
-const task = { kind: 'compact' as const, targetFileSize: 1 << 20, builder: { blockSize: 256 } };
+const task = {
+  kind: 'compact' as const,
+  targetFileSize: 1 << 20,
+  builder: { blockSize: 256 },
+  expiryFilter: null,
+  now: 0,
+};
+
+/** Values of the expiry filter's test format: 'E', flags (bit 0: expires), expiresAt f64 LE, then `text`. */
+function expiring(expiresAt: number | null, text: string): Uint8Array {
+  const b = Buffer.alloc(10 + text.length);
+  b[0] = 0x45;
+  b[1] = expiresAt === null ? 0 : 1;
+  b.writeDoubleLE(expiresAt ?? 0, 2);
+  b.write(text, 10);
+  return new Uint8Array(b);
+}
+const filter = {
+  keyPrefix: enc.encode('t'),
+  markerOffset: 0,
+  marker: 0x45,
+  flagsOffset: 1,
+  flagsMask: 1,
+  expiresAtOffset: 2,
+  skipLength: -1,
+};
 
 describe('compaction job', () => {
   it('keeps only the newest version when no snapshot needs older ones, and drops tombstones at the bottom', () => {
@@ -89,6 +114,48 @@ describe('compaction job', () => {
     const all = r.outputs.flatMap((o) => dump(o.number));
     expect(all.length).toBe(400);
     for (const o of r.outputs) expect(o.size).toBeLessThan(4096 * 2);
+  });
+
+  it('turns the newest version of an expired key into a tombstone, or drops it when nothing deeper may hold the key', () => {
+    const b = new TableBuilder(tableFileName(dir, 1), { blockSize: 256 });
+    const put = (k: string, seq: number, v: Uint8Array) =>
+      b.add(makeInternalKey(enc.encode(k), seq, ValueKind.Value), v);
+    put('ta', 9, expiring(100, 'gone')); // expired, an older version below it: a tombstone hides that
+    put('ta', 3, expiring(null, 'old'));
+    put('tb', 8, expiring(5000, 'stays')); // not expired yet
+    put('tc', 7, expiring(100, 'gone')); // expired, and no deeper table may hold tc: nothing left of it
+    put('td', 6, expiring(null, 'no expiry'));
+    put('te', 5, expiring(100, 'a snapshot sees it'));
+    put('ua', 4, expiring(100, 'not of the prefix'));
+    b.finish();
+    const deeper = [[{ smallest: enc.encode('ta'), largest: enc.encode('ta') }]];
+    const run = (n: number, smallestSnapshot: number) =>
+      compactTables({
+        ...task,
+        dir,
+        inputs: [1],
+        outputNumbers: [n],
+        deeper,
+        smallestSnapshot,
+        expiryFilter: filter,
+        now: 1000,
+      });
+    const r = run(10, 100);
+    expect(dump(10).map((l) => l.split('=')[0])).toEqual(['ta@9 DEL', 'tb@8', 'td@6', 'ua@4']);
+    expect(r.expired).toBe(3);
+    // A snapshot older than an entry still reads it: such an entry is left alone.
+    expect(dump(run(11, 4).outputs[0]!.number).map((l) => l.split('=')[0])).toEqual([
+      'ta@9',
+      'ta@3',
+      'tb@8',
+      'tc@7',
+      'td@6',
+      'te@5',
+      'ua@4',
+    ]);
+    // Without the filter nothing expires.
+    compactTables({ ...task, dir, inputs: [1], outputNumbers: [12], deeper, smallestSnapshot: 100 });
+    expect(dump(12).map((l) => l.split('=')[0])).toEqual(['ta@9', 'tb@8', 'tc@7', 'td@6', 'te@5', 'ua@4']);
   });
 
   it('flushes a memtable to a table holding every entry, and writes nothing for an empty one', () => {

@@ -11,6 +11,16 @@ import { MergingIterator } from '../iterator/merging-iterator.js';
 import { Memtable, type SharedArenas, type SharedMemtable } from '../memtable/memtable.js';
 import { TableBuilder, type TableBuilderOptions } from '../table/table-builder.js';
 import { TableReader } from '../table/table-reader.js';
+import { type ExpiryFilter, expiredEntry } from './expiry-filter.js';
+
+const EMPTY = new Uint8Array(0);
+
+/** The internal key `k` (user key `kl` bytes, then its trailer) as a tombstone of the same sequence: a copy. */
+function tombstoneOf(k: Uint8Array, kl: number): Uint8Array {
+  const t = k.slice(0, kl + TRAILER_SIZE);
+  t[kl + TRAILER_SIZE - 1] = ValueKind.Deletion;
+  return t;
+}
 
 /** A table a job wrote. */
 export interface JobOutput {
@@ -46,6 +56,10 @@ export interface CompactTask {
   deeper: KeyRange[][];
   /** Versions hidden below this sequence by a newer version are dropped. */
   smallestSnapshot: number;
+  /** Entries whose value says they expired by `now` become tombstones (expiry-filter.ts); null: none. */
+  expiryFilter: ExpiryFilter | null;
+  /** The time (ms since the epoch) the job was scheduled at: what the expiry filter compares with. */
+  now: number;
   targetFileSize: number;
   builder: TableBuilderOptions;
 }
@@ -58,6 +72,8 @@ export interface JobResult {
   bytesWritten: number;
   /** Entries dropped (shadowed versions, obsolete tombstones). */
   dropped: number;
+  /** Entries the expiry filter turned into tombstones. */
+  expired: number;
   /** A flush run by a worker moves the memtable copy's buffers back, for the next flush's copy (`share(into)`). */
   arenas?: SharedArenas;
 }
@@ -77,7 +93,7 @@ export function flushMemtable(task: FlushTask): JobResult {
     }
     if (builder.entries === 0) {
       builder.abandon();
-      return { outputs: [], bytesRead: 0, bytesWritten: 0, dropped: 0 };
+      return { outputs: [], bytesRead: 0, bytesWritten: 0, dropped: 0, expired: 0 };
     }
     const meta = builder.finish();
     const out = {
@@ -87,7 +103,7 @@ export function flushMemtable(task: FlushTask): JobResult {
       smallest: meta.smallest,
       largest: meta.largest,
     };
-    return { outputs: [out], bytesRead: mem.memoryUsage, bytesWritten: meta.fileSize, dropped: 0 };
+    return { outputs: [out], bytesRead: mem.memoryUsage, bytesWritten: meta.fileSize, dropped: 0, expired: 0 };
   } catch (err) {
     builder.abandon();
     throw err;
@@ -123,6 +139,7 @@ export function compactTables(task: CompactTask): JobResult {
   let bytesRead = 0;
   let bytesWritten = 0;
   let dropped = 0;
+  let expiredEntries = 0;
   let merged: InternalIterator | undefined;
   try {
     for (const n of task.inputs) {
@@ -135,6 +152,7 @@ export function compactTables(task: CompactTask): JobResult {
     let currentLength = -1;
     let lastSeqForKey = Number.POSITIVE_INFINITY;
     const smallestSnapshot = task.smallestSnapshot;
+    const filter = task.expiryFilter;
     let nextOutput = 0;
     const finishOutput = () => {
       const b = builder!;
@@ -165,9 +183,22 @@ export function compactTables(task: CompactTask): JobResult {
         lastSeqForKey = Number.POSITIVE_INFINITY;
       }
       let drop = false;
+      let expired = false;
       if (lastSeqForKey <= smallestSnapshot) drop = true;
       else if (kind === ValueKind.Deletion && seq <= smallestSnapshot && !mayExistDeeper(task.deeper, k, kl))
         drop = true;
+      else if (
+        filter !== null &&
+        kind === ValueKind.Value &&
+        seq <= smallestSnapshot &&
+        expiredEntry(filter, k, kl, merged.value(), task.now)
+      ) {
+        // The newest version no snapshot can miss, expired: a tombstone of the same sequence, or nothing when no
+        // deeper table may hold an older version that it must hide.
+        expired = true;
+        expiredEntries++;
+        drop = !mayExistDeeper(task.deeper, k, kl);
+      }
       lastSeqForKey = seq;
       if (drop) {
         dropped++;
@@ -185,11 +216,12 @@ export function compactTables(task: CompactTask): JobResult {
       if (!builder) {
         builder = new TableBuilder(tableFileName(task.dir, task.outputNumbers[nextOutput++]!), task.builder);
       }
-      builder.add(k, merged.value());
+      if (expired) builder.add(tombstoneOf(k, kl), EMPTY);
+      else builder.add(k, merged.value());
     }
     if (builder) finishOutput();
     for (const r of readers) bytesRead += r.fileSize;
-    return { outputs, bytesRead, bytesWritten, dropped };
+    return { outputs, bytesRead, bytesWritten, dropped, expired: expiredEntries };
   } catch (err) {
     builder?.abandon();
     for (const o of outputs) {

@@ -56,6 +56,8 @@ describe('JobPool', () => {
         outputNumbers: [8],
         deeper: [],
         smallestSnapshot: 0,
+        expiryFilter: null,
+        now: 0,
         targetFileSize: 1 << 20,
         builder: {},
       };

@@ -234,6 +234,9 @@ class Repairer {
       outputNumbers,
       deeper: [],
       smallestSnapshot: this.report.lastSequence,
+      // A repair keeps every entry it can read, expired or not.
+      expiryFilter: null,
+      now: Date.now(),
       targetFileSize: this.opts.targetFileSize,
       builder: this.builder,
     });

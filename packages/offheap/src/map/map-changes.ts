@@ -7,6 +7,7 @@
  */
 import { type Engine, forEachUpdate, type UpdateBatch, type UpdateVisitor } from '@heapless/engine';
 import { NS_DATA } from '../persist/persistence.js';
+import { storedValueBytes } from '../persist/stored-value.js';
 
 /**
  * Receives one data write: `key` the map key's bytes (UTF-8 for a string-keyed map), `value` the stored bytes, or
@@ -22,7 +23,7 @@ export type ChangesSince =
 /** The engine visitor that passes the data writes on to `visit`, their keys without the namespace byte. */
 function dataOnly(visit: ChangeVisitor): UpdateVisitor {
   return (seq, key, value) => {
-    if (key.length > 0 && key[0] === NS_DATA) visit(seq, key.subarray(1), value);
+    if (key.length > 0 && key[0] === NS_DATA) visit(seq, key.subarray(1), value && storedValueBytes(value));
   };
 }
 

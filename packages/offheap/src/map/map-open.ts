@@ -13,7 +13,7 @@ import type { FieldSpec } from '@heapless/struct';
 import { MsgpackCodec, type Structures } from '../codec/msgpack-codec.js';
 import { invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { isUtf8Key } from '../key-bytes.js';
-import { Arena } from '../memory/arena.js';
+import { Arena, NO_EXPIRY } from '../memory/arena.js';
 import { HashTable } from '../memory/hash-table.js';
 import { beginImageLoad, type PendingImage, writeImage } from '../persist/image.js';
 import type { ImageContent } from '../persist/image-header.js';
@@ -32,6 +32,7 @@ import {
   packImageMeta,
   prepareDirectory,
 } from '../persist/persistence.js';
+import { StoredValue, storedExpiryFilter } from '../persist/stored-value.js';
 import type { StructLayout } from '../struct.js';
 import { ImagePages } from './image-pages.js';
 import { MapCodec } from './map-codec.js';
@@ -88,6 +89,7 @@ interface Settings<F extends FieldSpec> {
   maxSharedStructures: number;
   threads: number;
   capacity: number;
+  now: () => number;
 }
 
 function settingsOf<F extends FieldSpec>(options: OffHeapMapOptions<F>): Settings<F> {
@@ -103,7 +105,15 @@ function settingsOf<F extends FieldSpec>(options: OffHeapMapOptions<F>): Setting
     maxSharedStructures: options.maxSharedStructures ?? DEFAULT_SHARED_STRUCTURES,
     threads,
     capacity,
+    now: clockOf(options.now),
   };
+}
+
+/** The map's clock: `now` (a function returning ms since the epoch), or Date.now. Throws INVALID_ARGUMENT. */
+function clockOf(now: unknown): () => number {
+  if (now === undefined) return Date.now;
+  if (typeof now !== 'function') throw invalidArgument('now must be a function returning ms since the epoch');
+  return now as () => number;
 }
 
 /** Empty parts: an index sized for `capacity` entries, msgpackr starting from `structures`. */
@@ -127,7 +137,7 @@ function assemble<F extends FieldSpec>(
     struct: s.structType === null ? null : s.structType.fields,
     maxSharedStructures: s.maxSharedStructures,
   });
-  const store = new MapStore(index, arena, seqlock, sharing);
+  const store = new MapStore(index, arena, seqlock, sharing, s.now);
   const parallel = new MapParallel(s.threads, sharing, index);
   return {
     keysAreStrings: s.keys === 'string',
@@ -178,7 +188,8 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
   try {
     // The WAL after the image's tag stays until a newer image is written: an open after a crash replays it.
     const pin = typeof pending === 'string' ? {} : { retainWalAfter: Math.max(-1, pending.sequence - 1) };
-    engine = await Engine.open(options.dir, { ...options.engine, sync, ...pin });
+    const expiryFilter = storedExpiryFilter(s.structType?.size ?? null);
+    engine = await Engine.open(options.dir, { ...options.engine, sync, ...pin, expiryFilter });
   } catch (err) {
     if (typeof pending !== 'string') pending.drop();
     throw err;
@@ -196,6 +207,7 @@ export async function openParts<F extends FieldSpec>(options: OffHeapMapOpenOpti
       engine,
       sync,
       useImage ? { dir: options.dir, meta, loadedSequence: fromImage ? image.sequence : -1 } : null,
+      s.structType?.size ?? null,
     );
     if (fromImage) {
       // The meta keys as of the image, then as the writes after it left them (map-replay.ts).
@@ -330,6 +342,7 @@ function restoreImage(parts: MapParts, image: ImageContent): void {
   table.tombstones = image.tombstones;
   parts.index.restore(table, image.entries);
   parts.store.payload = image.payload;
+  parts.store.rebuildExpiries();
 }
 
 /**
@@ -338,6 +351,9 @@ function restoreImage(parts: MapParts, image: ImageContent): void {
  */
 async function loadFromEngine(engine: Engine, parts: MapParts, bufferBytes: number): Promise<void> {
   const it = engine.iterator({ gte: Uint8Array.of(NS_DATA), lt: Uint8Array.of(NS_DATA + 1), fillCache: false });
+  const stored = new StoredValue(parts.codec.structType?.size ?? null);
+  // Keys that expired by the time the open started are not loaded (the engine keeps them until compaction drops them).
+  const now = parts.store.now();
   try {
     let buf = new Uint8Array(bufferBytes);
     let dv = new DataView(buf.buffer);
@@ -353,7 +369,7 @@ async function loadFromEngine(engine: Engine, parts: MapParts, bufferBytes: numb
         const klen = dv.getUint32(p, true);
         const vlen = dv.getUint32(p + 4, true);
         p += ENTRY_HEADER_SIZE;
-        loadEntry(parts, buf.subarray(p, p + klen), buf.subarray(p + klen, p + klen + vlen));
+        loadEntry(parts, buf.subarray(p, p + klen), stored, stored.read(buf, p + klen, vlen, 0), buf, now);
         p += klen + vlen;
       }
     }
@@ -367,20 +383,28 @@ async function loadFromEngine(engine: Engine, parts: MapParts, bufferBytes: numb
  * string map refuses (INCOMPATIBLE) a key whose bytes are not UTF-8: no string key names it, and decoding it with
  * replacement characters would alias it with another key.
  */
-function loadEntry(parts: MapParts, engineKey: Uint8Array, value: Uint8Array): void {
+function loadEntry(
+  parts: MapParts,
+  engineKey: Uint8Array,
+  stored: StoredValue,
+  vlen: number,
+  buf: Uint8Array,
+  now: number,
+): void {
   if (parts.keysAreStrings && !isUtf8Key(engineKey, 1, engineKey.length - 1)) {
     throw new OffHeapError(
       OffHeapErrorCodes.INCOMPATIBLE,
       `the engine holds key 0x${Buffer.from(engineKey.subarray(1, 65)).toString('hex')} which is not UTF-8: a map of string keys cannot hold it (open it with keys: 'bytes')`,
     );
   }
-  if (parts.codec.structType !== null && value.length !== parts.codec.structType.size) {
+  if (parts.codec.structType !== null && vlen !== parts.codec.structType.size) {
     throw new OffHeapError(
       OffHeapErrorCodes.INCOMPATIBLE,
-      `stored struct value of ${value.length} bytes, the layout is ${parts.codec.structType.size} bytes`,
+      `stored struct value of ${vlen} bytes, the layout is ${parts.codec.structType.size} bytes`,
     );
   }
-  parts.store.load(engineKey, value);
+  if (stored.expiresAt !== NO_EXPIRY && stored.expiresAt <= now) return;
+  parts.store.load(engineKey, buf.subarray(stored.start, stored.start + vlen), stored.version, stored.expiresAt);
 }
 
 /**

@@ -21,6 +21,42 @@ export interface OffHeapMapOptions<F extends FieldSpec = FieldSpec> {
   maxSharedStructures?: number;
   /** Worker threads for `scan`, `filter` and `getMany` (default: the number of cores). Started on first use. */
   threads?: number;
+  /**
+   * The owner's clock for expiries, in ms since the Unix epoch (default `Date.now`): for tests that move time. Readers
+   * in other threads (`attach`, the worker pool) read `Date.now()` in their own thread.
+   */
+  now?: () => number;
+}
+
+/** A key's value with its version and expiry (`map.getEntry`). */
+export interface MapEntry<V> {
+  readonly value: V;
+  /** Grows with each write of the key (FORMAT.md §12): the engine sequence of the write, for a persisted map. */
+  readonly version: number;
+  /** When the key expires, in ms since the Unix epoch; 0 for a key without an expiry. */
+  readonly expiresAt: number;
+}
+
+/** When a written key expires (at most one of the two; neither: never). */
+export interface ExpiryOptions {
+  /** Expire this many milliseconds (> 0) after the write. */
+  ttl?: number;
+  /** Expire at this time, in ms since the Unix epoch (> 0). */
+  expiresAt?: number;
+}
+
+/** Options of a `set`: its expiry, and a check of the key's version (at most one of the two). */
+export interface SetOptions extends ExpiryOptions {
+  /** Write only if the key has this version (`getEntry(key).version`). */
+  ifVersion?: number;
+  /** Write only if the key is absent (or expired). */
+  ifAbsent?: boolean;
+}
+
+/** Options of a `delete`. */
+export interface DeleteOptions {
+  /** Delete only if the key has this version. */
+  ifVersion?: number;
 }
 
 /** Options of `OffHeapMap.open`: a map persisted in an engine directory. */
@@ -115,6 +151,10 @@ export interface OffHeapMapStats {
   payloadBytes: number;
   /** Bytes of freed blocks waiting for reuse, plus unusable segment tails. */
   garbageBytes: number;
+  /** Keys in the index that have an expiry (expired ones the active expiry has not removed yet included). */
+  expiring: number;
+  /** Bytes of the expiry index (off the JS heap: FORMAT.md §13). */
+  expiryIndexBytes: number;
   segments: number;
   /** `'memory'`: a memory-only map; `'scan'`: rebuilt from the engine at open; `'image'`: loaded from its map image. */
   loadedFrom: MapSource;

@@ -7,11 +7,12 @@
 import type { FieldSpec } from '@heapless/struct';
 import { closedError } from '../errors.js';
 import type { MapKey } from '../key-bytes.js';
-import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
+import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, NO_EXPIRY, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import { copyOf } from '../shared/copy-of.js';
 import { RecordCursor, type ScanCursor } from '../shared/record-cursor.js';
 import type { MapCodec } from './map-codec.js';
 import type { KeyProbe, MapIndex } from './map-index.js';
+import type { MapEntry } from './map-options.js';
 import type { MapWriter } from './map-writer.js';
 
 export class MapRecords<K extends MapKey, V, F extends FieldSpec> {
@@ -19,14 +20,32 @@ export class MapRecords<K extends MapKey, V, F extends FieldSpec> {
   private readonly probe: KeyProbe;
   private closed = false;
 
+  /** `now`: the map's clock, against which expiries are read. */
   constructor(
     private readonly index: MapIndex,
     private readonly arena: Arena,
     private readonly codec: MapCodec<F>,
     private readonly keysAreStrings: boolean,
     private readonly writer: MapWriter,
+    private readonly now: () => number,
   ) {
     this.probe = index.probe();
+  }
+
+  /** `key`'s value, version and expiry, or undefined. Throws DECODE_FAILED, INVALID_ARGUMENT. */
+  getEntry(key: K): MapEntry<V> | undefined {
+    const loc = this.lookup(key);
+    if (loc < 0) return undefined;
+    const seg = locSegment(loc);
+    const off = locOffset(loc);
+    const a = this.arena;
+    const value = this.codec.decode(
+      a,
+      seg,
+      off + RECORD_HEADER_BYTES + this.probe.keyLength,
+      a.valueLength(seg, off),
+    ) as V;
+    return { value, version: a.version(seg, off), expiresAt: a.expiresAt(seg, off) };
   }
 
   /** The decoded value of `key` (a new object each call), or undefined. Throws DECODE_FAILED, INVALID_ARGUMENT. */
@@ -39,10 +58,15 @@ export class MapRecords<K extends MapKey, V, F extends FieldSpec> {
     return this.codec.decode(a, seg, off + RECORD_HEADER_BYTES + this.probe.keyLength, a.valueLength(seg, off)) as V;
   }
 
+  /** `key`'s expiry (NO_EXPIRY: none), or undefined if it is absent or expired. Throws INVALID_ARGUMENT. */
+  expiryOf(key: K): number | undefined {
+    const loc = this.lookup(key);
+    return loc < 0 ? undefined : this.arena.expiresAt(locSegment(loc), locOffset(loc));
+  }
+
   /** True if `key` is present. Throws INVALID_ARGUMENT. */
   has(key: K): boolean {
-    this.writer.owe(key);
-    return this.index.find(key, this.probe) >= 0;
+    return this.lookup(key) >= 0;
   }
 
   /** A copy of the stored bytes of `key`'s value, or undefined. Throws INVALID_ARGUMENT. */
@@ -85,6 +109,7 @@ export class MapRecords<K extends MapKey, V, F extends FieldSpec> {
         this.codec.msgpack,
         this.codec.structType,
         () => true,
+        this.now(),
       );
       out.push(fn(cursor, arg));
     }
@@ -106,16 +131,29 @@ export class MapRecords<K extends MapKey, V, F extends FieldSpec> {
         if (loc <= LOC_TOMBSTONE) continue;
         // An iteration started before close() ends with it, as every read does.
         if (this.closed) throw closedError('map');
-        yield [locSegment(loc), locOffset(loc)];
+        const seg = locSegment(loc);
+        const off = locOffset(loc);
+        if (!this.expired(seg, off)) yield [seg, off];
       }
     }
   }
 
-  /** The location of `key`'s record (its key's length then in `probe`), or -1; owed writes of `key` first. */
+  /**
+   * The location of `key`'s record (its key's length then in `probe`), or -1 (absent, or expired); owed writes of
+   * `key` first.
+   */
   private lookup(key: K): number {
     this.writer.owe(key);
     const slot = this.index.find(key, this.probe);
-    return slot < 0 ? -1 : this.probe.location(slot);
+    if (slot < 0) return -1;
+    const loc = this.probe.location(slot);
+    return this.expired(locSegment(loc), locOffset(loc)) ? -1 : loc;
+  }
+
+  /** True if the record at byte `off` of segment `seg` has expired (the clock is read only for one with an expiry). */
+  private expired(seg: number, off: number): boolean {
+    const e = this.arena.expiresAt(seg, off);
+    return e !== NO_EXPIRY && e <= this.now();
   }
 
   private readKey(seg: number, off: number): K {

@@ -17,8 +17,9 @@ import { unpack } from 'msgpackr';
 import type { Structures } from '../codec/msgpack-codec.js';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { bytesEqual, isUtf8Key } from '../key-bytes.js';
-import { MAX_RECORD_BYTES, recordBytes } from '../memory/arena.js';
+import { MAX_RECORD_BYTES, NO_EXPIRY, recordBytes } from '../memory/arena.js';
 import { IMAGE_KEY, META_KEY, NS_DATA, STRUCTURES_KEY } from '../persist/persistence.js';
+import { StoredValue } from '../persist/stored-value.js';
 import { MAX_KEY_BYTES } from './map-options.js';
 
 /** How a reason starts when the engine no longer has the writes after the image (it deleted or lost the logs). */
@@ -65,7 +66,11 @@ export async function replaySuffix(
  */
 export interface SuffixWrites {
   readonly keys: Uint8Array[];
+  /** The value bytes (without the stored header), undefined for a delete. */
   readonly values: (Uint8Array | undefined)[];
+  /** Each write's version (a format-1 value's: the sequence of its write) and expiry (NO_EXPIRY: none). */
+  readonly versions: number[];
+  readonly expiries: number[];
   /** The msgpackr structures the suffix stored last (undefined: it stored none, the image's hold). */
   readonly structures: Structures | undefined;
   /** True if the suffix wrote the map's `meta` key or deleted its structures: the engine must be read instead. */
@@ -80,16 +85,24 @@ export interface SuffixWrites {
 export function decodeSuffix(suffix: ReplaySuffix, keysAreStrings: boolean, structSize: number | null): SuffixWrites {
   const keys: Uint8Array[] = [];
   const values: (Uint8Array | undefined)[] = [];
+  const versions: number[] = [];
+  const expiries: number[] = [];
+  const stored = new StoredValue(structSize);
   let structures: Structures | undefined;
   let metaChanged = false;
-  forEachUpdate(suffix.batches, suffix.sequence, (_seq, engineKey, value) => {
+  forEachUpdate(suffix.batches, suffix.sequence, (seq, engineKey, raw) => {
     if (engineKey.length === 0 || engineKey[0] !== NS_DATA) {
       if (isKey(engineKey, META_KEY)) metaChanged = true;
       else if (isKey(engineKey, STRUCTURES_KEY)) {
-        if (value === undefined) metaChanged = true;
-        else structures = unpack(value) as Structures;
+        if (raw === undefined) metaChanged = true;
+        else structures = unpack(raw) as Structures;
       }
       return;
+    }
+    let value: Uint8Array | undefined;
+    if (raw !== undefined) {
+      const n = stored.read(raw, 0, raw.length, seq);
+      value = raw.subarray(stored.start, stored.start + n);
     }
     if (keysAreStrings && !isUtf8Key(engineKey, 1, engineKey.length - 1)) {
       const head = Buffer.from(engineKey.subarray(1, 65)).toString('hex');
@@ -98,7 +111,8 @@ export function decodeSuffix(suffix: ReplaySuffix, keysAreStrings: boolean, stru
     // Checked here, as the map's own writes are, so that applying it later (pending-suffix.ts) cannot fail on it.
     if (
       engineKey.length - 1 > MAX_KEY_BYTES ||
-      recordBytes(engineKey.length - 1, value?.length ?? 0) > MAX_RECORD_BYTES
+      recordBytes(engineKey.length - 1, value?.length ?? 0, value !== undefined && stored.expiresAt !== NO_EXPIRY) >
+        MAX_RECORD_BYTES
     ) {
       throw new OffHeapError(
         OffHeapErrorCodes.INCOMPATIBLE,
@@ -113,8 +127,10 @@ export function decodeSuffix(suffix: ReplaySuffix, keysAreStrings: boolean, stru
     }
     keys.push(engineKey);
     values.push(value);
+    versions.push(value === undefined ? 0 : stored.version);
+    expiries.push(value === undefined ? NO_EXPIRY : stored.expiresAt);
   });
-  return { keys, values, structures, metaChanged };
+  return { keys, values, versions, expiries, structures, metaChanged };
 }
 
 function isKey(engineKey: Uint8Array, key: Uint8Array): boolean {

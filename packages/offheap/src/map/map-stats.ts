@@ -18,6 +18,8 @@ export function mapStats<F extends FieldSpec>(parts: MapParts<F>): OffHeapMapSta
     arenaUsedBytes: a.usedBytes,
     liveBytes: a.liveBytes,
     payloadBytes: parts.store.payload,
+    expiring: parts.store.expiring,
+    expiryIndexBytes: parts.store.expiries.bytes,
     garbageBytes: a.freeBytes + a.wasteBytes,
     segments: a.buffers.length,
     loadedFrom: origin.loadedFrom,

@@ -48,6 +48,7 @@ export class MapViews implements ViewHost {
     if (slot < 0) return false;
     const loc = probe.location(slot);
     const seg = locSegment(loc);
+    if (this.store.expired(seg, locOffset(loc))) return false;
     const arena = this.arena;
     const start = locOffset(loc) + RECORD_HEADER_BYTES + probe.keyLength;
     view._position(arena.u8[seg]!, arena.dv[seg]!, start, this.store.reclaims, key, loc, probe.hash);

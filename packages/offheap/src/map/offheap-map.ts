@@ -1,7 +1,7 @@
 import type { EngineStats } from '@heapless/engine';
 import type { FieldSpec } from '@heapless/struct';
 import { closedError, invalidArgument } from '../errors.js';
-import type { Arena } from '../memory/arena.js';
+import { type Arena, NO_EXPIRY } from '../memory/arena.js';
 import type { ImageScheduleStats } from '../persist/image-schedule.js';
 import { NS_USER_META } from '../persist/persistence.js';
 import type { WorkerFunction } from '../shared/parallel-task.js';
@@ -12,12 +12,24 @@ import { type BatchResult, MapBatch } from './map-batch.js';
 import { MapChanges } from './map-changes.js';
 import { checkpointMap, type MapCheckpoint } from './map-checkpoint.js';
 import type { MapCodec } from './map-codec.js';
+import { counterDelta } from './map-counters.js';
+import { MapExpiry } from './map-expiry.js';
 import type { MapIndex } from './map-index.js';
 import { MapMetadata, MemoryMetadata } from './map-meta.js';
 import { closeParts, type MapParts, memoryParts, openParts } from './map-open.js';
-import type { MapKey, MapOpenStats, OffHeapMapOpenOptions, OffHeapMapOptions, OffHeapMapStats } from './map-options.js';
+import type {
+  DeleteOptions,
+  MapEntry,
+  MapKey,
+  MapOpenStats,
+  OffHeapMapOpenOptions,
+  OffHeapMapOptions,
+  OffHeapMapStats,
+  SetOptions,
+} from './map-options.js';
 import { MapRecords } from './map-records.js';
 import { mapStats, openStats } from './map-stats.js';
+import { ANY_VERSION, checkOf, expiresAtOf } from './map-store.js';
 import { MapViews } from './map-views.js';
 import { MapWriter } from './map-writer.js';
 import { type RangeOptions, type RangePage, rangePage } from './ordered-range.js';
@@ -60,6 +72,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   private readonly records: MapRecords<K, V, F>;
   /** The engine directory of a persisted map. */
   private readonly dir: string | null;
+  private readonly expiry: MapExpiry;
   private closed = false;
   private changeFeed: MapChanges | undefined;
 
@@ -75,7 +88,14 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
     const memoryMeta = new MemoryMetadata();
     this.writer = new MapWriter(parts, memoryMeta);
     this.views = new MapViews(parts.index, parts.arena, parts.store, parts.seqlock, this.writer);
-    this.records = new MapRecords(parts.index, parts.arena, parts.codec, parts.keysAreStrings, this.writer);
+    this.records = new MapRecords(
+      parts.index,
+      parts.arena,
+      parts.codec,
+      parts.keysAreStrings,
+      this.writer,
+      parts.store.now,
+    );
     this.meta = new MapMetadata(
       parts.persistence,
       memoryMeta,
@@ -86,6 +106,8 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
       NS_USER_META,
     );
     parts.pending?.start();
+    this.expiry = new MapExpiry(this.writer, parts.store);
+    this.expiry.start();
     this.dir = (options as Partial<OffHeapMapOpenOptions<F>>).dir ?? null;
   }
 
@@ -141,27 +163,102 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   }
 
   /**
-   * Stores `value` under `key` (msgpack-encoded, or laid out as the map's struct) and returns the map.
-   * Throws ENCODE_FAILED / FIELD_OVERFLOW (value refused, map unchanged), KEY_TOO_LARGE, VALUE_TOO_LARGE,
-   * PERSIST_FAILED (an earlier engine write failed), CLOSED.
+   * `key`'s value with its version and expiry (FORMAT.md §12, §13): `{ value, version, expiresAt }` (`expiresAt` in
+   * ms since the epoch, 0 for a key without one), or undefined if `key` is absent or expired. Throws as `get`.
    */
-  set(key: K, value: V): this {
-    this.writer.set(key, value);
+  getEntry(key: K): MapEntry<V> | undefined {
+    if (this.closed) throw closedError('map');
+    return this.records.getEntry(key);
+  }
+
+  /**
+   * Stores `value` under `key` (msgpack-encoded, or laid out as the map's struct) and returns the map. With
+   * `options.ifVersion` the write is made only if `key` has that version, with `options.ifAbsent` only if it is
+   * absent (or expired); else it throws VERSION_MISMATCH (a `VersionMismatchError` with the key's current version)
+   * and writes nothing. The write's version is `getEntry(key).version` afterwards (`setEntry` returns it).
+   * Throws ENCODE_FAILED / FIELD_OVERFLOW (value refused, map unchanged), KEY_TOO_LARGE, VALUE_TOO_LARGE,
+   * INVALID_ARGUMENT (bad options), PERSIST_FAILED (an earlier engine write failed), CLOSED.
+   */
+  set(key: K, value: V, options?: SetOptions): this {
+    if (options === undefined) this.writer.set(key, value, ANY_VERSION, NO_EXPIRY);
+    else this.writer.set(key, value, checkOf(options), expiresAtOf(options, this.parts.store.now()));
     return this;
+  }
+
+  /** `set`, returning the version of the write. Same options and errors. */
+  setEntry(key: K, value: V, options?: SetOptions): number {
+    if (options === undefined) return this.writer.set(key, value, ANY_VERSION, NO_EXPIRY);
+    return this.writer.set(key, value, checkOf(options), expiresAtOf(options, this.parts.store.now()));
+  }
+
+  /**
+   * Makes `key` expire `ttl` milliseconds from now (a write of its value as it is: a new version); a `ttl` ≤ 0
+   * deletes it. Returns false (nothing written) if `key` is absent or expired. Throws INVALID_ARGUMENT (a `ttl` that
+   * is not a finite number, a bad key), PERSIST_FAILED, CLOSED.
+   */
+  expire(key: K, ttl: number): boolean {
+    if (typeof ttl !== 'number' || !Number.isFinite(ttl))
+      throw invalidArgument(`ttl must be a number of ms, got ${ttl}`);
+    if (ttl <= 0) return this.writer.delete(key, ANY_VERSION);
+    return this.writer.setExpiry(key, this.parts.store.now() + ttl, false);
+  }
+
+  /**
+   * Removes `key`'s expiry (a write: a new version); false (nothing written) if `key` is absent, expired or has no
+   * expiry. Throws as `expire`.
+   */
+  persist(key: K): boolean {
+    return this.writer.setExpiry(key, NO_EXPIRY, true);
+  }
+
+  /**
+   * The milliseconds left before `key` expires (rounded up), -1 if it has no expiry, -2 if it is absent or expired
+   * (Redis's PTTL). Throws INVALID_ARGUMENT, CLOSED.
+   */
+  ttl(key: K): number {
+    if (this.closed) throw closedError('map');
+    const e = this.records.expiryOf(key);
+    if (e === undefined) return -2;
+    return e === NO_EXPIRY ? -1 : Math.ceil(e - this.parts.store.now());
+  }
+
+  /**
+   * Removes now every key whose expiry has passed (what the map's timer does by itself in slices of about 1 ms every
+   * 100 ms); returns how many entries of the expiry index it took (removed keys and stale entries). For tests and for
+   * an owner that drives expiry itself. Throws CLOSED.
+   */
+  expireNow(): number {
+    if (this.closed) throw closedError('map');
+    return this.expiry.runNow();
+  }
+
+  /**
+   * Adds `delta` (default 1; a safe integer or a bigint) to `key`'s value, a 64-bit signed integer (an absent or
+   * expired key counts as 0), as one write that keeps the key's expiry; returns the new value — a number, or a
+   * bigint beyond ±(2^53 − 1), as `get` then reads it too — and the write's version (FORMAT.md §14). Throws
+   * NOT_AN_INTEGER (the value is not such an integer), COUNTER_OVERFLOW (the result would leave int64: it never
+   * wraps) — nothing written then —, INVALID_ARGUMENT (a struct map, a bad delta or key), PERSIST_FAILED, CLOSED.
+   */
+  incr(key: K, delta: number | bigint = 1): { value: number | bigint; version: number } {
+    return this.writer.incr(key, counterDelta(delta));
   }
 
   /**
    * Stores already-serialized value bytes as they are (no decode). For struct maps `bytes` must be exactly the
-   * struct's size. Same errors as `set`.
+   * struct's size. Same options and errors as `set`.
    */
-  setBytes(key: K, bytes: Uint8Array): this {
-    this.writer.setBytes(key, bytes);
+  setBytes(key: K, bytes: Uint8Array, options?: SetOptions): this {
+    if (options === undefined) this.writer.setBytes(key, bytes, ANY_VERSION, NO_EXPIRY);
+    else this.writer.setBytes(key, bytes, checkOf(options), expiresAtOf(options, this.parts.store.now()));
     return this;
   }
 
-  /** Removes `key`; true if it was present. Throws PERSIST_FAILED, CLOSED. */
-  delete(key: K): boolean {
-    return this.writer.delete(key);
+  /**
+   * Removes `key`; true if it was present. With `options.ifVersion`, only if `key` has that version, else it throws
+   * VERSION_MISMATCH and removes nothing. Throws INVALID_ARGUMENT (bad options), PERSIST_FAILED, CLOSED.
+   */
+  delete(key: K, options?: DeleteOptions): boolean {
+    return this.writer.delete(key, options === undefined ? ANY_VERSION : checkOf(options));
   }
 
   /**
@@ -170,7 +267,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
    * none of it — and resolves with the batch's engine `sequence` once durable.
    */
   batch(): MapBatch<K, V> {
-    return new MapBatch<K, V>(this.codec, this.parts.keysAreStrings, this.writer);
+    return new MapBatch<K, V>(this.codec, this.parts.keysAreStrings, this.writer, this.parts.store.now);
   }
 
   /**
@@ -192,7 +289,14 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   range(options: RangeOptions<K> = {}): RangePage<K> {
     if (this.closed) throw closedError('map');
     // A crash open's pending writes need not go in: only a persisted map has them, and its pages come from the engine.
-    return rangePage(options, this.parts.keysAreStrings, this.parts.persistence, this.index.tables(), this.arena);
+    return rangePage(
+      options,
+      this.parts.keysAreStrings,
+      this.parts.persistence,
+      this.index.tables(),
+      this.arena,
+      this.parts.store.now(),
+    );
   }
 
   /** Removes every entry (one persisted delete per key); the metadata (`meta`) stays. */
@@ -376,6 +480,7 @@ export class OffHeapMap<K extends MapKey = string, V = unknown, F extends FieldS
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.expiry.close();
     this.views.close();
     this.records.close();
     this.writer.close();

@@ -11,7 +11,7 @@
 import { compareBytesAt } from '@heapless/engine';
 import { invalidArgument, OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { illFormedKey, utf8Length, writeUtf8 } from '../key-bytes.js';
-import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
+import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, NO_EXPIRY, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import type { HashTable } from '../memory/hash-table.js';
 import type { MapPersistence } from '../persist/persistence.js';
 import { copyOf } from '../shared/copy-of.js';
@@ -111,6 +111,7 @@ export function rangePage<K>(
   persistence: MapPersistence | null,
   tables: readonly HashTable[],
   arena: Arena,
+  now: number,
 ): RangePage<K> {
   if (typeof options !== 'object' || options === null) throw invalidArgument('range(options: object)');
   const limit = options.limit ?? 100;
@@ -128,25 +129,27 @@ export function rangePage<K>(
   const range = keyRangeOf(options, keysAreStrings);
   if (range === null) return page;
   let bytes = 0;
-  /** Adds the entry (key `b[off, off+len)`, then `vlen` value bytes) to the page, or says the page is full. */
-  const add = (b: Buffer, off: number, len: number, vlen: number): boolean => {
+  /** Adds the entry (key `b[off, off+len)`, `vlen` value bytes at `voff`) to the page, or says the page is full. */
+  const add = (b: Buffer, off: number, len: number, voff: number, vlen: number): boolean => {
     if (page.entries.length === limit || bytes >= maxBytes) {
       page.more = true;
       return false;
     }
     const key = (keysAreStrings ? Buffer.prototype.utf8Slice.call(b, off, off + len) : copyOf(b, off, off + len)) as K;
-    page.entries.push([key, copyOf(b, off + len, off + len + vlen)]);
+    page.entries.push([key, copyOf(b, voff, voff + vlen)]);
     bytes += len + vlen;
     return true;
   };
   if (persistence !== null) {
-    persistence.entriesInRange(range.lower, range.upper, limit + 1, add);
+    persistence.entriesInRange(range.lower, range.upper, now, add);
     return page;
   }
-  for (const loc of firstInRange(tables, arena, range, limit + 1)) {
+  for (const loc of firstInRange(tables, arena, range, limit + 1, now)) {
     const seg = locSegment(loc);
     const off = locOffset(loc);
-    if (!add(arena.u8[seg]!, off + RECORD_HEADER_BYTES, arena.keyLength(seg, off), arena.valueLength(seg, off))) break;
+    const klen = arena.keyLength(seg, off);
+    const k = off + RECORD_HEADER_BYTES;
+    if (!add(arena.u8[seg]!, k, klen, k + klen, arena.valueLength(seg, off))) break;
   }
   return page;
 }
@@ -155,7 +158,13 @@ export function rangePage<K>(
  * The locations of the first `n` records (in key order) of `range` among the live slots of `tables`, sorted: one
  * pass over every slot, each key compared in place (no copy, no string), the best `n` kept in a max-heap.
  */
-export function firstInRange(tables: readonly HashTable[], arena: Arena, range: KeyRange, n: number): number[] {
+export function firstInRange(
+  tables: readonly HashTable[],
+  arena: Arena,
+  range: KeyRange,
+  n: number,
+  now: number,
+): number[] {
   const { lower, upper } = range;
   const heap: number[] = [];
   const u8 = arena.u8;
@@ -186,6 +195,8 @@ export function firstInRange(tables: readonly HashTable[], arena: Arena, range: 
       const start = off + RECORD_HEADER_BYTES;
       if (compareBytesAt(b, start, len, lower, 0, lower.length) < 0) continue;
       if (upper !== null && compareBytesAt(b, start, len, upper, 0, upper.length) >= 0) continue;
+      const expiresAt = arena.expiresAt(seg, off);
+      if (expiresAt !== NO_EXPIRY && expiresAt <= now) continue;
       if (heap.length < n) {
         heap.push(loc);
         siftUp(heap, heap.length - 1, cmp);

@@ -126,7 +126,8 @@ export class PendingSuffix {
 
   private foldOne(i: number): void {
     if (this.folded[i] === 1) return;
-    this.target.store.replay(this.writes.keys[i]!, this.writes.values[i]);
+    const w = this.writes;
+    this.target.store.replay(w.keys[i]!, w.values[i], w.versions[i]!, w.expiries[i]!);
     this.folded[i] = 1;
     this.left--;
   }

@@ -11,6 +11,7 @@ import {
   MAX_RECORD_BYTES,
   MAX_SEGMENT_BYTES,
   MAX_SEGMENTS,
+  NO_EXPIRY,
   RECORD_HEADER_BYTES,
   recordBytes,
   SIZE_CLASS_AT,
@@ -45,8 +46,8 @@ describe('Arena', () => {
     expect(loc).toBeGreaterThan(LOC_TOMBSTONE);
     expect(locOffset(loc)).toBe(16); // after the 16 reserved bytes of segment 0
     const seg = locSegment(loc);
-    expect(a.sizeClass(seg, locOffset(loc))).toBe(sizeClassOf(2));
-    expect(a.u8[seg]![locOffset(loc) + SIZE_CLASS_AT]).toBe(sizeClassOf(2));
+    expect(a.sizeClass(seg, locOffset(loc))).toBe(sizeClassOf(3));
+    expect(a.u8[seg]![locOffset(loc) + SIZE_CLASS_AT]).toBe(sizeClassOf(3));
     expect(a.u8[seg]![locOffset(loc) + FLAGS_AT]).toBe(0);
   });
 
@@ -55,7 +56,9 @@ describe('Arena', () => {
     const loc = a.alloc(recordBytes(3, 20));
     const seg = locSegment(loc);
     const off = locOffset(loc);
-    a.writeHeader(seg, off, 3, 20);
+    a.writeHeader(seg, off, 3, 20, 7, NO_EXPIRY);
+    expect(a.version(seg, off)).toBe(7);
+    expect(a.expiresAt(seg, off)).toBe(NO_EXPIRY);
     expect([a.keyLength(seg, off), a.valueLength(seg, off)]).toEqual([3, 20]);
     expect(a.u8[seg]![off + FLAGS_AT]).toBe(1);
     a.setValueLength(seg, off, 17);

@@ -18,8 +18,13 @@ import { SIZE_CLASS_COUNT, sizeClassFloor, sizeClassOf, sizeClassUnits } from '.
  *   +0  u32  value length in bytes
  *   +4  u16  key length in bytes
  *   +6  u8   size class of the block (see size-class.ts)
- *   +7  u8   flags: bit 0 = live (0 once freed)
- *   +8       key bytes, then value bytes, then padding to the class size
+ *   +7  u8   flags: bit 0 = live (0 once freed), bit 1 = has an expiry
+ *   +8  f64  version (an integer below 2^53: an engine sequence, a stream position or the map's own counter)
+ *   +16      key bytes, then value bytes
+ *   +align8(16 + key + value)  f64  expiresAt, ms since the epoch, only with flag bit 1
+ *
+ * The key sits at a fixed offset so that a probe compares it without reading the flags; the expiry after the value
+ * costs only the records that have one.
  *
  * A free block keeps its class at +6, flags 0, and the location of the next free block of its class at +0.
  * All multi-byte fields are little-endian (typed arrays on x86/ARM little-endian hosts; checked at load).
@@ -46,10 +51,15 @@ export const VALUE_LENGTH_AT = 0;
 export const KEY_LENGTH_AT = 4;
 export const SIZE_CLASS_AT = 6;
 export const FLAGS_AT = 7;
+export const VERSION_AT = 8;
 /** Header bytes: the key starts here, the value right after the key. */
-export const RECORD_HEADER_BYTES = 8;
+export const RECORD_HEADER_BYTES = 16;
 /** Flags bit: the block holds a record (0 once freed). */
 export const FLAG_LIVE = 1;
+/** Flags bit: an expiresAt (f64) follows the value, at `expiryOffset`. */
+export const FLAG_EXPIRES = 2;
+/** `expiresAt` of a record without an expiry, as the map's API reports it. */
+export const NO_EXPIRY = 0;
 
 const FIRST_SEGMENT_BYTES = 1 << 18;
 const RESERVED_PREFIX_BYTES = 16;
@@ -79,9 +89,18 @@ export function locationOf(seg: number, off: number): number {
   return (seg << LOC_OFFSET_BITS) | (off >>> 3);
 }
 
-/** Bytes a record of this key and value length occupies before class rounding. */
-export function recordBytes(keyLength: number, valueLength: number): number {
-  return RECORD_HEADER_BYTES + keyLength + valueLength;
+/**
+ * Bytes a record of this key and value length occupies before class rounding; with `expires`, those of the padding
+ * to 8 bytes and of the expiresAt after the value too.
+ */
+export function recordBytes(keyLength: number, valueLength: number, expires = false): number {
+  const n = RECORD_HEADER_BYTES + keyLength + valueLength;
+  return expires ? ((n + 7) & ~7) + 8 : n;
+}
+
+/** Byte offset of the expiresAt of the record at byte `off` whose key and value have these lengths. */
+export function expiryOffset(off: number, keyLength: number, valueLength: number): number {
+  return off + ((RECORD_HEADER_BYTES + keyLength + valueLength + 7) & ~7);
 }
 
 /** What, besides the segments' bytes, an arena needs to go on allocating where it stopped (see persist/image.ts). */
@@ -106,6 +125,8 @@ export class Arena {
   /** Int32 views: what the probe compares key words with, and what `get` copies a record with. */
   readonly i32: Int32Array[] = [];
   readonly dv: DataView[] = [];
+  /** Float64 views: the version and the expiresAt of a record (both 8-byte aligned). */
+  readonly f64: Float64Array[] = [];
   /** Bytes of all segments. */
   reservedBytes = 0;
   /** Bytes of blocks holding live records (class-rounded). */
@@ -199,12 +220,56 @@ export class Arena {
 
   /**
    * Writes the header of a new record into the block `alloc` returned at byte `off` of segment `seg` (the block's
-   * class is already there); the caller writes the key and value after it.
+   * class is already there), and its expiry (`expiresAt`, NO_EXPIRY for none) after where the value goes; the
+   * caller writes the key and value.
    */
-  writeHeader(seg: number, off: number, keyLength: number, valueLength: number): void {
+  writeHeader(
+    seg: number,
+    off: number,
+    keyLength: number,
+    valueLength: number,
+    version: number,
+    expiresAt: number,
+  ): void {
     this.u32[seg]![(off + VALUE_LENGTH_AT) >>> 2] = valueLength;
     this.u16[seg]![(off + KEY_LENGTH_AT) >>> 1] = keyLength;
-    this.u8[seg]![off + FLAGS_AT] = FLAG_LIVE;
+    this.f64[seg]![(off + VERSION_AT) >>> 3] = version;
+    this.setExpiry(seg, off, keyLength, valueLength, expiresAt);
+  }
+
+  /**
+   * Sets the flags (live, and whether it expires) and the expiry of the record at byte `off` of segment `seg`, whose
+   * block must have room for it (`recordBytes(..., true)`) when `expiresAt` is not NO_EXPIRY.
+   */
+  setExpiry(seg: number, off: number, keyLength: number, valueLength: number, expiresAt: number): void {
+    if (expiresAt === NO_EXPIRY) {
+      this.u8[seg]![off + FLAGS_AT] = FLAG_LIVE;
+      return;
+    }
+    this.f64[seg]![expiryOffset(off, keyLength, valueLength) >>> 3] = expiresAt;
+    this.u8[seg]![off + FLAGS_AT] = FLAG_LIVE | FLAG_EXPIRES;
+  }
+
+  /** The version of the record at byte `off` of segment `seg`. */
+  version(seg: number, off: number): number {
+    return this.f64[seg]![(off + VERSION_AT) >>> 3]!;
+  }
+
+  /** Sets the version of the record at byte `off` of segment `seg` (a value rewritten in place). */
+  setVersion(seg: number, off: number, version: number): void {
+    this.f64[seg]![(off + VERSION_AT) >>> 3] = version;
+  }
+
+  /** The expiresAt of the record at byte `off` of segment `seg`, or NO_EXPIRY. */
+  expiresAt(seg: number, off: number): number {
+    if ((this.u8[seg]![off + FLAGS_AT]! & FLAG_EXPIRES) === 0) return NO_EXPIRY;
+    return this.f64[seg]![expiryOffset(off, this.keyLength(seg, off), this.valueLength(seg, off)) >>> 3]!;
+  }
+
+  /** True if the record at byte `off` of segment `seg` has an expiry at or before `now`. */
+  expired(seg: number, off: number, now: number): boolean {
+    if ((this.u8[seg]![off + FLAGS_AT]! & FLAG_EXPIRES) === 0) return false;
+    return this.f64[seg]![expiryOffset(off, this.keyLength(seg, off), this.valueLength(seg, off)) >>> 3]! <= now;
   }
 
   /** One line per segment and the non-empty free lists, for tests and debugging. */
@@ -311,6 +376,7 @@ export class Arena {
     this.u32.push(new Uint32Array(sab));
     this.i32.push(new Int32Array(sab));
     this.dv.push(new DataView(sab));
+    this.f64.push(new Float64Array(sab));
     this.reservedBytes += sab.byteLength;
   }
 }

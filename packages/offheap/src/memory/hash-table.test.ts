@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { hashBytes, KeyHasher, utf8Length, writeUtf8 } from '../key-bytes.js';
-import { Arena, LOC_TOMBSTONE, locationOf, locOffset, locSegment, RECORD_HEADER_BYTES, recordBytes } from './arena.js';
+import {
+  Arena,
+  LOC_TOMBSTONE,
+  locationOf,
+  locOffset,
+  locSegment,
+  NO_EXPIRY,
+  RECORD_HEADER_BYTES,
+  recordBytes,
+} from './arena.js';
 import { HashTable, SLOT_BYTES } from './hash-table.js';
 
 /** A table and an arena holding records of string keys, placed as the map places them (hash given, or the key's). */
@@ -19,7 +28,7 @@ class Fixture {
     const loc = this.arena.alloc(recordBytes(len, 0));
     const seg = locSegment(loc);
     const off = locOffset(loc);
-    this.arena.writeHeader(seg, off, len, 0);
+    this.arena.writeHeader(seg, off, len, 0, 1, NO_EXPIRY);
     writeUtf8(key, this.arena.u8[seg]!, off + RECORD_HEADER_BYTES);
     const i = this.table.freeSlotFor(h);
     this.table.slots[i * 2] = h;
@@ -121,7 +130,7 @@ describe('HashTable', () => {
     f.add('b', 0x0000000f);
     f.remove(s);
     expect(f.table.dump((loc) => ` at ${locOffset(loc)}`)).toBe(
-      ['table capacity=16 live=1 tombstones=1', '  0: hash=0000000f seg=0 off=32 at 32', '  15: deleted'].join('\n'),
+      ['table capacity=16 live=1 tombstones=1', '  0: hash=0000000f seg=0 off=40 at 40', '  15: deleted'].join('\n'),
     );
   });
 });

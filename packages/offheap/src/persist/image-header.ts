@@ -16,7 +16,7 @@ import { imageChecksum, portableImageChecksum } from './native.js';
  *
  *   +0     8  magic "HLMAPIMG"
  *   +8     4  header checksum: image checksum of bytes [12, header length)
- *   +12    4  format version (1)
+ *   +12    4  format version (2; a format-1 image, of 8-byte record headers, is not loaded)
  *   +16    4  header length
  *   +20   16  image id (the engine's `image` key holds the same 16 bytes)
  *   +36    4  section count: 1 + arena segments
@@ -37,7 +37,7 @@ import { imageChecksum, portableImageChecksum } from './native.js';
  * The image checksum of a byte range is the CRC32C of each 64 KiB chunk, then the CRC32C of those CRCs (native.ts).
  */
 const MAGIC = 'HLMAPIMG';
-const VERSION = 1;
+const VERSION = 2;
 /** Bytes of the header before the section table. */
 export const FIXED_BYTES = 1080;
 const SECTION_BYTES = 24;

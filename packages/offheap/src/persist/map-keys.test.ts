@@ -22,7 +22,7 @@ describe('map keys for tools', () => {
     await map.close();
     const engine = await Engine.open(join(dir, 'map'), { readOnly: true });
     try {
-      expect(readMapMeta(engine)).toEqual({ format: 1, keys: 'string', codec: 'msgpack', struct: null });
+      expect(readMapMeta(engine)).toEqual({ format: 2, keys: 'string', codec: 'msgpack', struct: null });
       const seen: string[] = [];
       for await (const [k] of engine.iterator({ values: false })) {
         const what = mapEngineKey(k)!;

@@ -11,6 +11,7 @@
 import type { Engine } from '@heapless/engine';
 import { unpack } from 'msgpackr';
 import { type MapMeta, META_KEY, NS_DATA, NS_META, NS_USER_META } from './persistence.js';
+import { StoredValue } from './stored-value.js';
 
 /** What one engine key of a map's directory is (`name`: the key without its namespace byte). */
 export type MapEngineKey =
@@ -65,6 +66,24 @@ export function mapRecordKey(key: Uint8Array): Uint8Array {
   out[0] = NS_DATA;
   out.set(key, 1);
   return out;
+}
+
+/**
+ * What a map record's engine value holds (FORMAT.md §7): the value bytes (a view of `value`), the key's version and
+ * its expiry (ms since the epoch, 0: none). A format-1 value (no header) is told by its lack of the header's marker,
+ * and a format-1 struct value, exactly the layout's size, also by `structSize` when given.
+ */
+export function mapRecordValue(
+  value: Uint8Array,
+  structSize: number | null = null,
+): { value: Uint8Array; version: number; expiresAt: number } {
+  const stored = new StoredValue(structSize);
+  const n = stored.read(value, 0, value.length, 0);
+  return {
+    value: value.subarray(stored.start, stored.start + n),
+    version: stored.version,
+    expiresAt: stored.expiresAt,
+  };
 }
 
 /** The engine key range of every record of a map: [`gte`, `lt`), metadata outside it. */

@@ -5,6 +5,7 @@ import { Engine } from '@heapless/engine';
 import { pack, unpack } from 'msgpackr';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OffHeapErrorCodes } from '../errors.js';
+import { NO_EXPIRY } from '../memory/arena.js';
 import {
   directoryFromImage,
   EnginePersistence,
@@ -25,22 +26,30 @@ const freshDir = () => join(root, `p${dirs++}`);
 /** The engine keys of FORMAT.md §7, written out here independently of persistence.ts. */
 const metaKey = (name: string) => Buffer.from(`\0${name}`, 'latin1');
 const dataKey = (key: string) => Buffer.concat([Uint8Array.of(NS_DATA), Buffer.from(key)]);
+/** A stored value of FORMAT.md §7 without an expiry: the marker, flags 0, the version (f64 LE), the value bytes. */
+const stored = (version: number, ...value: number[]) => {
+  const b = Buffer.alloc(10 + value.length);
+  b[0] = 0xc1;
+  b.writeDoubleLE(version, 2);
+  b.set(value, 10);
+  return new Uint8Array(b);
+};
 const META: MapMeta = { format: FORMAT_VERSION, keys: 'string', codec: 'msgpack', struct: null };
 
 describe('EnginePersistence', () => {
   it('writes each put and delete under the data namespace, and a grown structure table in the same batch', async () => {
     const engine = await Engine.open(freshDir());
-    const p = new EnginePersistence(engine, false, null);
-    p.put(Buffer.from('a'), Uint8Array.of(1), null);
-    p.put(Buffer.from('x'.repeat(3000)), Uint8Array.of(2), null); // longer than the key scratch at first
+    const p = new EnginePersistence(engine, false, null, null);
+    p.put(Buffer.from('a'), Uint8Array.of(1), 1, NO_EXPIRY, null);
+    p.put(Buffer.from('x'.repeat(3000)), Uint8Array.of(2), 1, NO_EXPIRY, null); // longer than the key scratch at first
     const before = engine.stats().lastSequence;
-    p.put(Buffer.from('b'), Uint8Array.of(3), [['id', 'name']]);
+    p.put(Buffer.from('b'), Uint8Array.of(3), 1, NO_EXPIRY, [['id', 'name']]);
     expect(engine.stats().lastSequence).toBe(before + 2); // one batch of two writes
     p.del(Buffer.from('a'));
     await p.durable();
     expect(engine.getSync(dataKey('a'))).toBeUndefined();
-    expect(engine.getSync(dataKey('x'.repeat(3000)))).toEqual(Uint8Array.of(2));
-    expect(engine.getSync(dataKey('b'))).toEqual(Uint8Array.of(3));
+    expect(engine.getSync(dataKey('x'.repeat(3000)))).toEqual(stored(1, 2));
+    expect(engine.getSync(dataKey('b'))).toEqual(stored(1, 3));
     expect(unpack(engine.getSync(STRUCTURES_KEY)!)).toEqual([['id', 'name']]);
     await p.flush();
     expect(engine.getSync(metaKey('sync'))).toEqual(new Uint8Array(0));
@@ -51,27 +60,27 @@ describe('EnginePersistence', () => {
 
   it('copies the key and value before a put returns (the map passes views of memory it reuses)', async () => {
     const engine = await Engine.open(freshDir());
-    const p = new EnginePersistence(engine, false, null);
+    const p = new EnginePersistence(engine, false, null, null);
     const key = Buffer.from('k1');
     const value = Uint8Array.of(7, 7);
-    p.put(key, value, null);
+    p.put(key, value, 1, NO_EXPIRY, null);
     key[1] = 0x32;
     value.fill(9);
-    p.put(key, value, null);
+    p.put(key, value, 1, NO_EXPIRY, null);
     await p.durable();
-    expect(engine.getSync(dataKey('k1'))).toEqual(Uint8Array.of(7, 7));
-    expect(engine.getSync(dataKey('k2'))).toEqual(Uint8Array.of(9, 9));
+    expect(engine.getSync(dataKey('k1'))).toEqual(stored(1, 7, 7));
+    expect(engine.getSync(dataKey('k2'))).toEqual(stored(1, 9, 9));
     await p.settle();
     await p.close();
   });
 
   it('after a failed write reports PERSIST_FAILED with the engine error as cause, and tags nothing', async () => {
     const engine = await Engine.open(freshDir());
-    const p = new EnginePersistence(engine, false, { dir: engine.location, meta: META, loadedSequence: -1 });
-    p.put(Buffer.from('a'), Uint8Array.of(1), null);
+    const p = new EnginePersistence(engine, false, { dir: engine.location, meta: META, loadedSequence: -1 }, null);
+    p.put(Buffer.from('a'), Uint8Array.of(1), 1, NO_EXPIRY, null);
     await p.durable();
     await engine.close(); // every later engine write rejects with CLOSED
-    p.put(Buffer.from('b'), Uint8Array.of(2), null);
+    p.put(Buffer.from('b'), Uint8Array.of(2), 1, NO_EXPIRY, null);
     const failed = expect.objectContaining({
       code: OffHeapErrorCodes.PERSIST_FAILED,
       cause: expect.objectContaining({ code: 'HEAPLESS_ERR_ENGINE_CLOSED' }),
@@ -88,8 +97,8 @@ describe('EnginePersistence', () => {
     const dir = freshDir();
     const engine = await Engine.open(dir);
     await prepareDirectory(engine, META);
-    const p = new EnginePersistence(engine, false, { dir, meta: META, loadedSequence: -1 });
-    for (let i = 0; i < 100; i++) p.put(Buffer.from(`k${i}`), Uint8Array.of(i), null);
+    const p = new EnginePersistence(engine, false, { dir, meta: META, loadedSequence: -1 }, null);
+    for (let i = 0; i < 100; i++) p.put(Buffer.from(`k${i}`), Uint8Array.of(i), 1, NO_EXPIRY, null);
     await p.settle();
     const tag = await p.tag(100);
     expect(tag).not.toBeNull();
@@ -113,7 +122,12 @@ describe('EnginePersistence', () => {
     const engine = await Engine.open(freshDir());
     await engine.put(Buffer.from('z'), Uint8Array.of(0));
     const sequence = engine.stats().lastSequence;
-    const p = new EnginePersistence(engine, false, { dir: engine.location, meta: META, loadedSequence: sequence });
+    const p = new EnginePersistence(
+      engine,
+      false,
+      { dir: engine.location, meta: META, loadedSequence: sequence },
+      null,
+    );
     await p.settle();
     expect(await p.tag(5)).toBeNull();
     expect(engine.stats().lastSequence).toBe(sequence);
@@ -123,8 +137,8 @@ describe('EnginePersistence', () => {
 
   it('without an image records the count and no image id', async () => {
     const engine = await Engine.open(freshDir());
-    const p = new EnginePersistence(engine, false, null);
-    p.put(Buffer.from('a'), Uint8Array.of(1), null);
+    const p = new EnginePersistence(engine, false, null, null);
+    p.put(Buffer.from('a'), Uint8Array.of(1), 1, NO_EXPIRY, null);
     await p.settle();
     expect(await p.tag(1)).toBeNull();
     expect(engine.getSync(metaKey('count'))).toEqual(Uint8Array.of(1, 0, 0, 0));
@@ -183,29 +197,33 @@ describe('the directory', () => {
 });
 
 describe('EnginePersistence.entriesInRange', () => {
-  it('reads at most `limit` entries of the range, keys and values, and stops when the visitor says so', async () => {
+  it('visits the range in key order, keys and value bytes, skips expired keys, and stops when the visitor says so', async () => {
     const engine = await Engine.open(freshDir());
-    const persistence = new EnginePersistence(engine, false, null);
+    const persistence = new EnginePersistence(engine, false, null, null);
     const keys = Array.from({ length: 50 }, (_, i) => `k${String(i).padStart(2, '0')}`);
-    for (const [i, k] of keys.entries()) persistence.put(Buffer.from(k), Uint8Array.of(i), null);
+    // k10 expires at 1000, k11 at 2000: both visible at 999, k10 gone at 1000.
+    for (const [i, k] of keys.entries()) {
+      persistence.put(Buffer.from(k), Uint8Array.of(i), i + 1, i === 10 ? 1000 : i === 11 ? 2000 : NO_EXPIRY, null);
+    }
     await engine.put(Uint8Array.of(NS_DATA + 1, 0x61), Uint8Array.of(2)); // after the data namespace
-    const read = (lower: string, upper: string | null, limit: number, stopAfter = Number.POSITIVE_INFINITY) => {
+    const read = (lower: string, upper: string | null, now: number, stopAfter = Number.POSITIVE_INFINITY) => {
       const seen: [string, number[]][] = [];
       persistence.entriesInRange(
         Buffer.from(lower),
         upper === null ? null : Buffer.from(upper),
-        limit,
-        (b, o, n, v) => {
-          seen.push([Buffer.from(b.subarray(o, o + n)).toString(), Array.from(b.subarray(o + n, o + n + v))]);
+        now,
+        (b, o, n, vo, v) => {
+          seen.push([Buffer.from(b.subarray(o, o + n)).toString(), Array.from(b.subarray(vo, vo + v))]);
           return seen.length < stopAfter;
         },
       );
       return seen;
     };
-    expect(read('k05', 'k45', 100)).toEqual(keys.slice(5, 45).map((k, i) => [k, [i + 5]]));
-    expect(read('k05', 'k45', 7).map(([k]) => k)).toEqual(keys.slice(5, 12));
-    expect(read('k05', null, 100, 3).map(([k]) => k)).toEqual(['k05', 'k06', 'k07']);
-    expect(read('k48', null, 100).map(([k]) => k)).toEqual(['k48', 'k49']);
+    expect(read('k05', 'k45', 999)).toEqual(keys.slice(5, 45).map((k, i) => [k, [i + 5]]));
+    expect(read('k05', 'k45', 1000).map(([k]) => k)).toEqual(keys.slice(5, 45).filter((k) => k !== 'k10'));
+    expect(read('k09', 'k45', 5000, 2).map(([k]) => k)).toEqual(['k09', 'k12']);
+    expect(read('k05', null, 0, 3).map(([k]) => k)).toEqual(['k05', 'k06', 'k07']);
+    expect(read('k48', null, 0).map(([k]) => k)).toEqual(['k48', 'k49']);
     await persistence.settle();
     await persistence.close();
   });

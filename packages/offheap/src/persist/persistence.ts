@@ -4,25 +4,30 @@ import { pack, unpack } from 'msgpackr';
 import type { Structures } from '../codec/msgpack-codec.js';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { type MapKey, utf8Length, writeUtf8 } from '../key-bytes.js';
+import { NO_EXPIRY } from '../memory/arena.js';
+import { StoredValue, storedHeaderBytes, writeStoredHeader } from './stored-value.js';
 
 /**
  * How a map lives in its engine directory. Engine keys carry a one-byte namespace so the map's own metadata can
  * never collide with a user key:
  *
- *   0x00 "meta"        msgpack { format: 1, keys: 'string'|'bytes', codec: 'msgpack'|'struct', struct: signature }
+ *   0x00 "meta"        msgpack { format: 2, keys: 'string'|'bytes', codec: 'msgpack'|'struct', struct: signature }
  *   0x00 "structures"  msgpack array of msgpackr structures (arrays of field names), in id order
  *   0x00 "sync"        empty; written with sync by `flush()` to force an fdatasync of everything before it
  *   0x00 "count"       u32 LE: entries at the last clean close; sizes the index at the next open (a hint only)
  *   0x00 "image"       16 random bytes written at each clean close, also in the header of the map image written
  *                      then (image.ts): an image is the engine's current state only if both ids match
- *   0x01 <key bytes>   the value bytes exactly as they are in the arena (msgpack or struct layout)
+ *   0x01 <key bytes>   the key's version and expiry, then the value bytes exactly as they are in the arena
+ *                      (msgpack or struct layout): stored-value.ts
  *   0x02 <name utf-8>  a named metadata value (`map.meta`), as the user gave it; after every key, so the data
  *                      range [0x01, 0x02) that loads, ranges and counts read never meets one
  *
  * A value that introduced a new structure is written in the same atomic engine batch as the new structure table,
  * so no crash can leave a value whose structure was not persisted.
  */
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
+/** The format of directories written before values carried their version and expiry: opened, and upgraded. */
+export const FORMAT_VERSION_1 = 1;
 export const NS_META = 0x00;
 export const NS_DATA = 0x01;
 /** Named metadata of the map's user (map/map-meta.ts). */
@@ -61,10 +66,10 @@ export interface DirectoryState {
 }
 
 /**
- * Receives one entry: key `b[keyOff, keyOff+keyLen)`, then its value's `valueLen` bytes (a view valid during the
- * call); false stops the walk.
+ * Receives one entry: key `b[keyOff, keyOff+keyLen)`, and its value's `valueLen` bytes at `valueOff` (a view valid
+ * during the call); false stops the walk.
  */
-export type EntryVisitor = (b: Buffer, keyOff: number, keyLen: number, valueLen: number) => boolean;
+export type EntryVisitor = (b: Buffer, keyOff: number, keyLen: number, valueOff: number, valueLen: number) => boolean;
 
 /** Where and as what the map writes its image at close (see `MapPersistence.tag`). */
 export interface ImageTag {
@@ -92,13 +97,17 @@ export interface ImageSettings {
 export interface MapPersistence {
   /** The engine every write goes to (the change feed reads its commits and its retained WALs: map-changes.ts). */
   readonly engine: Engine;
-  /** Visits at most `limit` entries in [`lower`, `upper`), in key byte order. */
-  entriesInRange(lower: Uint8Array, upper: Uint8Array | null, limit: number, visit: EntryVisitor): void;
   /**
-   * Records that `key` now maps to `value` (views into the arena: copied before returning), and the msgpackr
-   * structure table in the same atomic write when it grew with this value.
+   * Visits the entries in [`lower`, `upper`), in key byte order, each with its value bytes, skipping those expired
+   * at `now`, until `visit` returns false.
    */
-  put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void;
+  entriesInRange(lower: Uint8Array, upper: Uint8Array | null, now: number, visit: EntryVisitor): void;
+  /**
+   * Records that `key` now maps to `value` (views into the arena: copied before returning) of `version` and
+   * `expiresAt` (NO_EXPIRY: none), and the msgpackr structure table in the same atomic write, first, when it grew
+   * with this value.
+   */
+  put(key: Uint8Array, value: Uint8Array, version: number, expiresAt: number, structures: Structures | null): void;
   /** Records that `key` (a string key as its UTF-8) is deleted. */
   del(key: MapKey): void;
   /** Resolves when every write recorded so far is durable at the map's sync level; rejects with the first failure. */
@@ -145,7 +154,11 @@ export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<D
     await engine.put(META_KEY, pack(want), { sync: true });
     return { structures: [], countHint: 0 };
   }
-  checkMeta(engine, unpack(raw) as MapMeta, want);
+  const have = unpack(raw) as MapMeta;
+  checkMeta(engine, have, want);
+  // Format-1 values open as they are (stored-value.ts tells them apart); the meta says format 2 before any format-2
+  // value is written, so that format-1 code refuses the directory instead of misreading one.
+  if (have.format === FORMAT_VERSION_1) await engine.put(META_KEY, pack(want), { sync: true });
   const s = engine.getSync(STRUCTURES_KEY);
   const c = engine.getSync(COUNT_KEY);
   return {
@@ -154,10 +167,10 @@ export async function prepareDirectory(engine: Engine, want: MapMeta): Promise<D
   };
 }
 
-/** Throws INCOMPATIBLE unless a map of `have` can be opened as `want`. */
+/** Throws INCOMPATIBLE unless a map of `have` can be opened as `want` (a format-1 map can: it is upgraded). */
 function checkMeta(engine: Engine, have: MapMeta, want: MapMeta): void {
   if (
-    have.format !== want.format ||
+    (have.format !== want.format && have.format !== FORMAT_VERSION_1) ||
     have.keys !== want.keys ||
     have.codec !== want.codec ||
     (have.struct ?? null) !== want.struct
@@ -231,6 +244,10 @@ export class EnginePersistence implements MapPersistence {
     for (const resolve of w) resolve();
   };
   private keyScratch: Buffer = Buffer.allocUnsafeSlow(1024);
+  /** Reads the stored values of `entriesInRange`. */
+  private readonly storedReader: StoredValue;
+  /** Where `put` lays out a stored value (header, then the value: stored-value.ts) for the engine to copy. */
+  private valueScratch: Buffer = Buffer.allocUnsafeSlow(1024);
   private rangeScratch: Buffer = Buffer.allocUnsafeSlow(RANGE_SCRATCH_BYTES);
   /** The engine batch every map batch is written through (the engine copies it before `write` returns). */
   private readonly batchScratch = new WriteBatch(undefined, 4096);
@@ -257,12 +274,15 @@ export class EnginePersistence implements MapPersistence {
   }
 
   /** `image`: where the map keeps its image, or null (`image: false`). */
+  /** `structSize`: a struct map's layout size (null: msgpack), to tell format-1 stored values (stored-value.ts). */
   constructor(
     readonly engine: Engine,
     private readonly sync: boolean,
     private readonly image: ImageSettings | null,
+    structSize: number | null,
   ) {
     this.newestImage = image === null ? -1 : image.loadedSequence;
+    this.storedReader = new StoredValue(structSize);
   }
 
   /** The engine sequence of the newest image on disk that this engine's state follows from (-1: none). */
@@ -290,16 +310,17 @@ export class EnginePersistence implements MapPersistence {
     this.due = null;
   }
 
-  put(key: Uint8Array, value: Uint8Array, structures: Structures | null): void {
+  put(key: Uint8Array, value: Uint8Array, version: number, expiresAt: number, structures: Structures | null): void {
     if ((this.bytesWritten += key.length + value.length) >= this.dueAt) this.fireDue();
     const k = this.dataKey(key);
+    const stored = this.storedValue(value, version, expiresAt);
     if (structures === null) {
-      this.track(this.engine.put(k, value, { sync: this.sync }));
+      this.track(this.engine.put(k, stored, { sync: this.sync }));
       return;
     }
     const ops: WriteOperation[] = [
       { type: 'put', key: STRUCTURES_KEY, value: pack(structures) },
-      { type: 'put', key: k, value },
+      { type: 'put', key: k, value: stored },
     ];
     this.track(this.engine.write(ops, { sync: this.sync }));
   }
@@ -368,14 +389,21 @@ export class EnginePersistence implements MapPersistence {
   }
 
   /**
-   * Calls `visit(b, keyOff, keyLen, valueLen)` with each user key in [`lower`, `upper`) in byte order and its value
-   * (the `valueLen` bytes after the key in `b`), from the engine's sorted iterator — one seek, then at most `limit`
-   * entries copied from the blocks into one reused buffer — until it returns false. The view is valid during the
-   * call only. The engine holds every write of the map, applied to its memtable before the map's write returned,
-   * so these are the map's entries while no engine write failed. Throws the engine's CorruptionError, or CLOSED.
+   * Calls `visit(b, keyOff, keyLen, valueOff, valueLen)` with each user key in [`lower`, `upper`) in byte order and
+   * its value bytes, skipping keys expired at `now`, from the engine's sorted iterator — one seek, then entries
+   * copied from the blocks into one reused buffer — until it returns false. The view is valid during the call only.
+   * The engine holds every write of the map, applied to its memtable before the map's write returned, so these are
+   * the map's entries while no engine write failed. Throws the engine's CorruptionError, or CLOSED.
    */
-  entriesInRange(lower: Uint8Array, upper: Uint8Array | null, limit: number, visit: EntryVisitor): void {
-    this.visitRange(this.engineKeyOf(lower), upper === null ? DATA_END : this.engineKeyOf(upper), limit, visit);
+  entriesInRange(lower: Uint8Array, upper: Uint8Array | null, now: number, visit: EntryVisitor): void {
+    const stored = this.storedReader;
+    const upperKey = upper === null ? DATA_END : this.engineKeyOf(upper);
+    // No limit for the engine: the expired entries it would count are skipped here; `visit` says when to stop.
+    this.visitRange(this.engineKeyOf(lower), upperKey, 0, (b, keyOff, keyLen, valueOff, valueLen) => {
+      const n = stored.read(b, valueOff, valueLen, 0);
+      if (stored.expiresAt !== NO_EXPIRY && stored.expiresAt <= now) return true;
+      return visit(b, keyOff, keyLen, stored.start, n);
+    });
   }
 
   newBatch(structures: Structures | null): WriteBatch {
@@ -426,7 +454,7 @@ export class EnginePersistence implements MapPersistence {
           const klen = buf.readUInt32LE(p);
           const vlen = buf.readUInt32LE(p + 4);
           p += ENTRY_HEADER_SIZE;
-          if (!visit(buf, p + 1, klen - 1, vlen)) return;
+          if (!visit(buf, p + 1, klen - 1, p + klen, vlen)) return;
           p += klen + vlen;
         }
       }
@@ -454,6 +482,17 @@ export class EnginePersistence implements MapPersistence {
     if (typeof key === 'string') writeUtf8(key, this.keyScratch, 1);
     else this.keyScratch.set(key, 1);
     return this.keyScratch.subarray(0, n);
+  }
+
+  /** `value` with its stored header before it (stored-value.ts), in a scratch the engine copies from. */
+  private storedValue(value: Uint8Array, version: number, expiresAt: number): Uint8Array {
+    const n = storedHeaderBytes(expiresAt) + value.length;
+    if (n > this.valueScratch.length) {
+      this.valueScratch = Buffer.allocUnsafeSlow(Math.max(n, this.valueScratch.length * 2));
+    }
+    const start = writeStoredHeader(this.valueScratch, 0, version, expiresAt);
+    this.valueScratch.set(value, start);
+    return this.valueScratch.subarray(0, n);
   }
 
   /** The `onBytes` trigger fired: it is called once, until armed again. */

@@ -3,7 +3,7 @@ import type { FieldSpec, StructValue } from '@heapless/struct';
 import { MsgpackCodec, type Structures } from '../codec/msgpack-codec.js';
 import { closedError, invalidArgument } from '../errors.js';
 import { hashBytes, KeyHasher, type MapKey } from '../key-bytes.js';
-import { Arena, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
+import { Arena, locOffset, locSegment, NO_EXPIRY, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import { HashTable } from '../memory/hash-table.js';
 import { StructLayout } from '../struct.js';
 import type { StructView, StructViewBase } from '../struct-view.js';
@@ -53,6 +53,8 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
   private bufView = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
   private isClosed = false;
   private valueLength = 0;
+  /** The expiry of the record `copyValue` copied last (NO_EXPIRY: none). */
+  private expiresAt = NO_EXPIRY;
   private keyHash = 0;
 
   private constructor(handle: SharedMapHandle) {
@@ -201,8 +203,10 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
       }
       let ok = true;
       if (slot >= 0) ok = this.copyValue(t.slots[slot * 2 + 1]!);
-      if (ok && Atomics.load(control, st) === s1 && Atomics.load(control, CTRL_LAYOUT_GENERATION) === g)
-        return slot >= 0;
+      if (ok && Atomics.load(control, st) === s1 && Atomics.load(control, CTRL_LAYOUT_GENERATION) === g) {
+        // An expired record is absent at once, on this thread's clock (the owner's removal may come later).
+        return slot >= 0 && (this.expiresAt === NO_EXPIRY || this.expiresAt > Date.now());
+      }
     }
   }
 
@@ -220,6 +224,7 @@ export class OffHeapMapReader<K extends MapKey = string, V = unknown, F extends 
     }
     u8.copy(this.buf, 0, start, start + vlen);
     this.valueLength = vlen;
+    this.expiresAt = this.arena.expiresAt(seg, off);
     return true;
   }
 

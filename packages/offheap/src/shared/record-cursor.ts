@@ -1,7 +1,7 @@
 import type { FieldSpec, StructValue } from '@heapless/struct';
 import type { MsgpackCodec } from '../codec/msgpack-codec.js';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
-import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, RECORD_HEADER_BYTES } from '../memory/arena.js';
+import { type Arena, LOC_TOMBSTONE, locOffset, locSegment, NO_EXPIRY, RECORD_HEADER_BYTES } from '../memory/arena.js';
 import type { HashTable } from '../memory/hash-table.js';
 import type { StructLayout } from '../struct.js';
 import type { StructView, StructViewBase, ViewHost } from '../struct-view.js';
@@ -81,6 +81,8 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
     private readonly structType: StructLayout<F> | null,
     /** Readers: called when a record names a segment the reader has not mapped yet; returns false if closed. */
     private readonly refresh: () => boolean,
+    /** The time records are read at: one whose expiry is at or before it is skipped. */
+    private readonly now: number = Date.now(),
   ) {
     this.slot = from - 1;
     this.end = Math.min(to, table.capacity);
@@ -103,8 +105,8 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
       if (i >= this.end) return false;
       if (slots[i * 2 + 1]! <= LOC_TOMBSTONE) continue;
       if (control === null) {
-        this.copy(slots[i * 2 + 1]!);
-        return true;
+        if (this.copy(slots[i * 2 + 1]!)) return true;
+        continue;
       }
       for (;;) {
         const h = hashes[i * 2]!;
@@ -118,8 +120,10 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
         if (hashes[i * 2] !== h) continue;
         if (loc <= LOC_TOMBSTONE) break; // deleted or moved on since: skip
         if (locSegment(loc) >= this.arena.u8.length && !this.refresh()) return false;
-        const ok = this.copy(loc);
-        if (Atomics.load(control, st) === s1 && ok) return true;
+        const live = this.copy(loc);
+        if (Atomics.load(control, st) !== s1) continue;
+        if (live) return true;
+        break; // expired (or a header torn under a write the check above would have caught)
       }
     }
   }
@@ -157,13 +161,18 @@ export class RecordCursor<K, V, F extends FieldSpec = FieldSpec> implements Scan
     return this.structView as unknown as StructView<F>;
   }
 
-  /** Copies key and value of the record at `loc` into `buf`; false if its header is not a plausible record. */
+  /**
+   * Copies key and value of the record at `loc` into `buf`; false if its header is not a plausible record, or the
+   * record has expired.
+   */
   private copy(loc: number): boolean {
     const seg = locSegment(loc);
     const off = locOffset(loc);
     const arena = this.arena;
     const u8 = arena.u8[seg];
     if (u8 === undefined) return false;
+    const expiresAt = arena.expiresAt(seg, off);
+    if (expiresAt !== NO_EXPIRY && expiresAt <= this.now) return false;
     const klen = arena.keyLength(seg, off);
     const vlen = arena.valueLength(seg, off);
     const start = off + RECORD_HEADER_BYTES;

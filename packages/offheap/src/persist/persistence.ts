@@ -5,7 +5,10 @@ import type { Structures } from '../codec/msgpack-codec.js';
 import { OffHeapError, OffHeapErrorCodes } from '../errors.js';
 import { type MapKey, utf8Length, writeUtf8 } from '../key-bytes.js';
 import { NO_EXPIRY } from '../memory/arena.js';
+import { NS_DATA, NS_META } from './namespaces.js';
 import { StoredValue, storedHeaderBytes, writeStoredHeader } from './stored-value.js';
+
+export { NS_DATA, NS_META, NS_USER_META } from './namespaces.js';
 
 /**
  * How a map lives in its engine directory. Engine keys carry a one-byte namespace so the map's own metadata can
@@ -28,10 +31,6 @@ import { StoredValue, storedHeaderBytes, writeStoredHeader } from './stored-valu
 export const FORMAT_VERSION = 2;
 /** The format of directories written before values carried their version and expiry: opened, and upgraded. */
 export const FORMAT_VERSION_1 = 1;
-export const NS_META = 0x00;
-export const NS_DATA = 0x01;
-/** Named metadata of the map's user (map/map-meta.ts). */
-export const NS_USER_META = 0x02;
 export const META_KEY = metaKey('meta');
 export const STRUCTURES_KEY = metaKey('structures');
 const SYNC_KEY = metaKey('sync');

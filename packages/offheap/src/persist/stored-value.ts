@@ -14,7 +14,7 @@
  */
 import type { ExpiryFilter } from '@heapless/engine';
 import { NO_EXPIRY } from '../memory/arena.js';
-import { NS_DATA } from './persistence.js';
+import { NS_DATA } from './namespaces.js';
 
 export const STORED_MARKER = 0xc1;
 /** Flags bit: an expiresAt follows the version. */

@@ -1,11 +1,11 @@
 export type { Snapshot } from './background/snapshot.js';
 export { CorruptionError, ENGINE_ERRORS, EngineError, type ErrorCode, ErrorCodes, isErrorCode } from './base/errors.js';
+export type { ExpiryFilter } from './base/expiry-filter.js';
 export { compareBytesAt } from './base/internal-key.js';
 export { linkOrCopy } from './base/link-or-copy.js';
 export { MAX_TIMER_MS } from './base/max-timer.js';
 export type { Compression, EngineOptions } from './base/options.js';
 export { pathWithin, realPath } from './base/real-path.js';
-export type { ExpiryFilter } from './compaction/expiry-filter.js';
 export { Engine, type EngineStats, type ReadOptions, type WriteOperation, type WriteOptions } from './db/engine.js';
 export { openFollower } from './db/follower.js';
 export type { TableInfo } from './db/properties.js';

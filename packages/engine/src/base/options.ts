@@ -2,8 +2,9 @@
  * Engine options, with LevelDB's defaults as the guide, and their validation. `resolveOptions` returns a complete,
  * frozen set so that the rest of the engine never deals with `undefined`.
  */
-import { checkExpiryFilter, type ExpiryFilter } from '../compaction/expiry-filter.js';
+
 import { invalidArgument } from './errors.js';
+import { checkExpiryFilter, type ExpiryFilter } from './expiry-filter.js';
 
 /**
  * Block compression of the tables the engine writes (each block records its codec, so any table reads with any
@@ -98,7 +99,7 @@ export interface EngineOptions {
    */
   walRetentionBytes?: number;
   /**
-   * Where the values carry an expiry (compaction/expiry-filter.ts): compactions turn an entry whose expiry has passed
+   * Where the values carry an expiry (base/expiry-filter.ts): compactions turn an entry whose expiry has passed
    * into a tombstone. The offheap map gives its own (FORMAT.md §13 of @heapless/offheap). Default null: none.
    */
   expiryFilter?: ExpiryFilter | null;

@@ -4,6 +4,7 @@
  * engine installs the result in the manifest and deletes obsolete files.
  */
 import { unlinkSync } from 'node:fs';
+import { type ExpiryFilter, expiredEntry } from '../base/expiry-filter.js';
 import { tableFileName } from '../base/filenames.js';
 import type { InternalIterator } from '../base/internal-iterator.js';
 import { compareBytesAt, TRAILER_SIZE, ValueKind } from '../base/internal-key.js';
@@ -11,7 +12,6 @@ import { MergingIterator } from '../iterator/merging-iterator.js';
 import { Memtable, type SharedArenas, type SharedMemtable } from '../memtable/memtable.js';
 import { TableBuilder, type TableBuilderOptions } from '../table/table-builder.js';
 import { TableReader } from '../table/table-reader.js';
-import { type ExpiryFilter, expiredEntry } from './expiry-filter.js';
 
 const EMPTY = new Uint8Array(0);
 

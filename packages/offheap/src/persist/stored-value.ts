@@ -27,7 +27,7 @@ const HEADER_BYTES = 10;
 const HEADER_WITH_EXPIRY_BYTES = 18;
 
 /**
- * The engine's compaction filter for a map's stored values (engine compaction/expiry-filter.ts): keys of the data
+ * The engine's compaction filter for a map's stored values (engine base/expiry-filter.ts): keys of the data
  * namespace, the marker, the expiry flag, the expiresAt; a struct map's values of exactly the layout's size are
  * format-1 values (no header) and never expire.
  */

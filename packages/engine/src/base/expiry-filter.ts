@@ -11,7 +11,7 @@
  * little-endian f64 at `expiresAtOffset` (ms since the Unix epoch), compared with the time the compaction was
  * scheduled at.
  */
-import { invalidArgument } from '../base/errors.js';
+import { invalidArgument } from './errors.js';
 
 export interface ExpiryFilter {
   /** Only keys that start with these bytes are looked at (may be empty: every key). */

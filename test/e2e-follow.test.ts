@@ -326,18 +326,20 @@ describe('heapless serve --follow', () => {
     const writes = (async () => {
       for (let i = 0; writing; i++) await ka.set(`w${i % 10}`, pack({ i }));
     })();
-    // A run of the command killed while it works leaves its copy (as large as the engine); the next run removes it.
-    const killed = spawn(process.execPath, [
+    const data = join(work, 'cp-a');
+    const publish = [
       cli,
       'checkpoint',
       'publish',
       '--data',
-      join(work, 'cp-a'),
+      data,
       '--nats',
       nats.nodes[0]!.url,
       '--bucket',
       'cp-bucket',
-    ]);
+    ];
+    // A run of the command killed while it works leaves its copy (as large as the engine); the next run removes it.
+    const killed = spawn(process.execPath, publish);
     const owned = () =>
       readdirSync(work).find((name) => name.startsWith('cp-a.publish-') && existsSync(join(work, name, 'PUBLISHER')));
     while (owned() === undefined) await new Promise((r) => setTimeout(r, 5));
@@ -345,17 +347,7 @@ describe('heapless serve --follow', () => {
     killed.kill('SIGKILL');
     await once(killed, 'exit');
     expect(existsSync(join(work, left))).toBe(true);
-    const { stdout } = await promisify(execFile)(process.execPath, [
-      cli,
-      'checkpoint',
-      'publish',
-      '--data',
-      join(work, 'cp-a'),
-      '--nats',
-      nats.nodes[0]!.url,
-      '--bucket',
-      'cp-bucket',
-    ]);
+    const { stdout } = await promisify(execFile)(process.execPath, publish);
     writing = false;
     await writes;
     const published = JSON.parse(stdout) as { id: string; position: number; schema: string; stream: string };

@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { connect as tcpConnect } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { WebSocket } from 'ws';
-import type { BenchmarkWorkload, RunContext } from '../harness/benchmark.js';
+import type { BenchmarkWorkload, ProgressTicker, RunContext } from '../harness/benchmark.js';
 import { type Codec, checkRoundTrip, codecOf, type PriceUpdate, priceUpdates } from './price-update.js';
 
 /** Distinct records cycled through: enough that no codec sees the same object twice in a row in its caches. */
@@ -119,16 +119,12 @@ async function loopback(
   }
 }
 
-interface Tick {
-  update(done: number): void;
-}
-
 async function sendWebSocket(
   port: number,
   codec: Codec,
   records: readonly PriceUpdate[],
   count: number,
-  tick: Tick,
+  tick: ProgressTicker,
 ): Promise<void> {
   const ws = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: false });
   await once(ws, 'open');
@@ -150,7 +146,7 @@ async function sendTcp(
   codec: Codec,
   records: readonly PriceUpdate[],
   count: number,
-  tick: Tick,
+  tick: ProgressTicker,
 ): Promise<void> {
   const socket = tcpConnect({ port, host: '127.0.0.1', noDelay: true });
   await once(socket, 'connect');
